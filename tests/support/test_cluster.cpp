@@ -1,0 +1,109 @@
+#include "test_cluster.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+namespace ipu::testing {
+namespace {
+
+// Reads NAME=value lines.
+std::string envFileValue(const std::string& path, const std::string& name) {
+  std::ifstream file(path);
+  if (!file) throw std::runtime_error("cannot read " + path + ": is the test cluster up?");
+  std::string line;
+  while (std::getline(file, line)) {
+    if (line.rfind(name + "=", 0) == 0) return line.substr(name.size() + 1);
+  }
+  throw std::runtime_error(path + " has no " + name);
+}
+
+// DNS-1123 label: lower-case test name, a random suffix, at most 63 characters.
+std::string namespaceFor(const ::testing::TestInfo& test) {
+  std::string base;
+  for (char c : std::string(test.test_suite_name()) + "-" + test.name()) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      base += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!base.empty() && base.back() != '-') {
+      base += '-';
+    }
+  }
+  base = base.substr(0, 50);
+  while (!base.empty() && base.back() == '-') base.pop_back();
+  std::random_device random;
+  return base + "-" + std::to_string(random() % 1000000);
+}
+
+}  // namespace
+
+const TestCluster& TestCluster::get() {
+  static const TestCluster cluster = [] {
+    const char* dir = std::getenv("IPU_TEST_CLUSTER_DIR");
+    if (dir == nullptr || *dir == '\0') {
+      throw std::runtime_error("IPU_TEST_CLUSTER_DIR is not set: run the integration tests through ctest");
+    }
+    TestCluster c;
+    c.dir_ = dir;
+    c.kubeconfig_ = envFileValue(c.dir_ + "/cluster.env", "KUBECONFIG");
+    c.binDir_ = envFileValue(c.dir_ + "/cluster.env", "IPU_CLUSTER_BIN_DIR");
+    return c;
+  }();
+  return cluster;
+}
+
+std::vector<std::string> TestCluster::kubectlCommand(const std::vector<std::string>& args) const {
+  std::vector<std::string> argv{binDir_ + "/kubectl", "--kubeconfig", kubeconfig_};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+RunResult TestCluster::kubectl(const std::vector<std::string>& args, const RunOptions& options) const {
+  return run(kubectlCommand(args), options);
+}
+
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout,
+                std::chrono::milliseconds interval) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (condition()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(interval);
+  }
+}
+
+void ClusterTest::SetUp() {
+  namespace_ = namespaceFor(*::testing::UnitTest::GetInstance()->current_test_info());
+  auto created = cluster().kubectl({"create", "namespace", namespace_});
+  ASSERT_TRUE(created.ok()) << created.describe();
+  // Pods need the namespace's default service account, which the controller-manager creates.
+  ASSERT_TRUE(eventually([&] { return kubectl({"get", "serviceaccount", "default"}).ok(); },
+                         std::chrono::seconds(30)))
+      << "no default service account in " << namespace_;
+}
+
+void ClusterTest::TearDown() {
+  if (namespace_.empty()) return;
+  auto deleted = cluster().kubectl({"delete", "namespace", namespace_, "--wait=false"});
+  EXPECT_TRUE(deleted.ok()) << deleted.describe();
+}
+
+RunResult ClusterTest::kubectl(const std::vector<std::string>& args, const RunOptions& options) const {
+  std::vector<std::string> namespaced{"--namespace", namespace_};
+  namespaced.insert(namespaced.end(), args.begin(), args.end());
+  return cluster().kubectl(namespaced, options);
+}
+
+void ClusterTest::create(const std::string& manifest) const {
+  auto created = kubectl({"create", "-f", "-"}, RunOptions{.input = manifest});
+  ASSERT_TRUE(created.ok()) << created.describe();
+}
+
+nlohmann::json ClusterTest::getJson(const std::string& resource, const std::string& name) const {
+  auto got = kubectl({"get", resource, name, "-o", "json", "--ignore-not-found"});
+  if (!got.ok() || got.out.empty()) return nullptr;
+  return nlohmann::json::parse(got.out);
+}
+
+}  // namespace ipu::testing

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "subprocess.h"
+
+namespace ipu::testing {
+
+// The local cluster the integration tests run against. The CTest fixture starts it with tools/cluster.sh
+// and passes its directory in IPU_TEST_CLUSTER_DIR; <dir>/cluster.env says where the API server and the
+// binaries are.
+class TestCluster {
+ public:
+  static const TestCluster& get();
+
+  const std::string& dir() const { return dir_; }
+  const std::string& kubeconfig() const { return kubeconfig_; }
+  const std::string& binDir() const { return binDir_; }
+  // kubectl with this cluster's kubeconfig.
+  RunResult kubectl(const std::vector<std::string>& args, const RunOptions& options = {}) const;
+  std::vector<std::string> kubectlCommand(const std::vector<std::string>& args) const;
+
+ private:
+  std::string dir_, kubeconfig_, binDir_;
+};
+
+// Polls condition every interval until it holds or the timeout passes.
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout,
+                std::chrono::milliseconds interval = std::chrono::milliseconds(200));
+
+// A test that gets a fresh namespace of its own, deleted afterwards.
+class ClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  const TestCluster& cluster() const { return TestCluster::get(); }
+  const std::string& ns() const { return namespace_; }
+  // kubectl in the test's namespace.
+  RunResult kubectl(const std::vector<std::string>& args, const RunOptions& options = {}) const;
+  // Creates the object (JSON or YAML) in the test's namespace; fails the test if kubectl does.
+  void create(const std::string& manifest) const;
+  // The object as JSON, or null when it does not exist.
+  nlohmann::json getJson(const std::string& resource, const std::string& name) const;
+
+ private:
+  std::string namespace_;
+};
+
+}  // namespace ipu::testing

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Builds the Go tools behind the local test cluster from the Go module proxy, with pinned versions
+# (tools/versions.env and each wrapper module's go.mod/go.sum), into a cache outside the repository:
+#   $IPU_OPERATOR_CACHE/bin/<tool>-<version>-<hash of its wrapper module>/
+# A warm cache costs a few file checks. Prints the directory that holds links to all binaries.
+#
+# Usage: tools/build-tools.sh [--quiet]
+# Env:   IPU_OPERATOR_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/ipu-operator)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+quiet=0
+for arg in "$@"; do
+  case $arg in
+    --quiet) quiet=1 ;;
+    *) echo "build-tools.sh: unknown option '$arg' (accepted: --quiet)" >&2; exit 2 ;;
+  esac
+done
+say() { [[ $quiet == 1 ]] || echo "build-tools: $*" >&2; }
+
+# shellcheck source=versions.env
+source "$here/versions.env"
+cache=${IPU_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ipu-operator}
+bin_root=$cache/bin
+links=$bin_root/current
+mkdir -p "$bin_root" "$links"
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=readonly -trimpath -buildvcs=false"
+
+module_key() { cat "$here/$1/go.mod" "$here/$1/go.sum" | sha256sum | cut -c1-12; }
+
+# build_module <wrapper dir> <version> <ldflags> <package | name=package ...>: builds each package's binary
+# into the cache dir, named after the package or as given.
+build_module() {
+  local dir=$1 version=$2 ldflags=$3; shift 3
+  local out="$bin_root/$dir-$version-$(module_key "$dir")"
+  if [[ ! -f $out/.complete ]]; then
+    say "building $dir $version (cold: this takes minutes; later runs reuse $out)"
+    local started=$SECONDS
+    rm -rf "$out.tmp" && mkdir -p "$out.tmp"
+    local packages=() named
+    for named in "$@"; do [[ $named == *=* ]] || packages+=("$named"); done
+    (cd "$here/$dir" && go build -ldflags "$ldflags" -o "$out.tmp/" "${packages[@]}")
+    for named in "$@"; do
+      [[ $named == *=* ]] && (cd "$here/$dir" && go build -ldflags "$ldflags" -o "$out.tmp/${named%%=*}" "${named#*=}")
+    done
+    touch "$out.tmp/.complete"
+    rm -rf "$out" && mv "$out.tmp" "$out"
+    say "built $dir $version in $((SECONDS - started)) s"
+    echo "$dir $version $((SECONDS - started))" >> "$bin_root/build-times.log"
+  fi
+  local f
+  for f in "$out"/*; do ln -sfn "$f" "$links/$(basename "$f")"; done
+}
+
+k8s_minor=${KUBERNETES_VERSION#v1.}; k8s_minor=${k8s_minor%%.*}
+k8s_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBERNETES_VERSION \
+-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$k8s_minor \
+-X k8s.io/component-base/version.gitTreeState=clean \
+-X k8s.io/client-go/pkg/version.gitVersion=$KUBERNETES_VERSION \
+-X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$k8s_minor"
+grep -q "k8s.io/kubernetes $KUBERNETES_VERSION" "$here/kubernetes/go.mod" || {
+  echo "build-tools: tools/kubernetes/go.mod is not for $KUBERNETES_VERSION: run tools/kubernetes/update-go-mod.sh $KUBERNETES_VERSION" >&2
+  exit 1
+}
+
+build_module kubernetes "$KUBERNETES_VERSION" "$k8s_ldflags" \
+  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kubectl
+# go would name the binary of go.etcd.io/etcd/server/v3 "server".
+build_module etcd "$ETCD_VERSION" "-s -w" etcd=go.etcd.io/etcd/server/v3 go.etcd.io/etcd/etcdctl/v3
+build_module kwok "$KWOK_VERSION" "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v}" \
+  sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl
+build_module helm "$HELM_VERSION" "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" \
+  helm.sh/helm/v3/cmd/helm
+
+echo "$links"

@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# A local Kubernetes cluster on loopback for tests and the demo: etcd, kube-apiserver (RBAC, service-account
+# keys, client-certificate admin), kube-controller-manager (garbage collector on), kube-scheduler, and kwok
+# managing simulated "IPU host" nodes. Every port is free-picked unless given; everything lives in one
+# directory; `down` leaves nothing running.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+
+usage() {
+  cat <<USAGE
+Usage: tools/cluster.sh <command> [options]
+
+Commands:
+  up       start a cluster (fails if one already runs in --dir)
+  down     stop the cluster in --dir and delete its state (logs are kept in <dir>/logs)
+  status   say which components of the cluster in --dir run
+  env      print shell exports for the cluster in --dir (eval "\$(tools/cluster.sh env)")
+
+Options:
+  --dir DIR             cluster directory (default: $repo/.cluster)
+  --nodes N             simulated IPU host nodes, 1-500 (default: 4)
+  --ipu-pods LIST       comma-separated IPU-POD names the nodes reach, nodes spread over them
+                        round-robin (default: pod64)
+  --apiserver-port P    kube-apiserver port (default: a free port)
+  --etcd-port P         etcd client port (default: a free port)
+  --bin-dir DIR         where kube-apiserver, etcd, kwok... are (default: built by tools/build-tools.sh)
+  --timeout S           seconds to wait for each component (default: 120)
+  -h, --help            this help
+USAGE
+}
+
+die_usage() { echo "cluster: $*" >&2; echo "Run 'tools/cluster.sh --help' for usage." >&2; exit 2; }
+
+command=${1:-}
+[[ -n $command ]] || { usage >&2; exit 2; }
+shift
+case $command in
+  up | down | status | env) ;;
+  -h | --help) usage; exit 0 ;;
+  *) die_usage "unknown command '$command'" ;;
+esac
+
+cluster_dir=$repo/.cluster
+nodes=4
+ipu_pods=pod64
+apiserver_port=""
+etcd_port=""
+bin_dir=""
+start_timeout=120
+
+need_value() { [[ $# -ge 2 && -n $2 ]] || die_usage "option $1 needs a value"; }
+is_port() { [[ $1 =~ ^[0-9]+$ ]] && (($1 >= 1 && $1 <= 65535)); }
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --dir) need_value "$@"; cluster_dir=$2; shift 2 ;;
+    --nodes) need_value "$@"; nodes=$2; shift 2 ;;
+    --ipu-pods) need_value "$@"; ipu_pods=$2; shift 2 ;;
+    --apiserver-port) need_value "$@"; apiserver_port=$2; shift 2 ;;
+    --etcd-port) need_value "$@"; etcd_port=$2; shift 2 ;;
+    --bin-dir) need_value "$@"; bin_dir=$2; shift 2 ;;
+    --timeout) need_value "$@"; start_timeout=$2; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    *) die_usage "unknown option '$1'" ;;
+  esac
+done
+
+[[ $nodes =~ ^[0-9]+$ ]] && ((nodes >= 1 && nodes <= 500)) || die_usage "--nodes must be a number from 1 to 500, not '$nodes'"
+[[ $ipu_pods =~ ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(,[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ ]] ||
+  die_usage "--ipu-pods must be comma-separated lower-case names (like pod64,pod16-b), not '$ipu_pods'"
+[[ -z $apiserver_port ]] || is_port "$apiserver_port" || die_usage "--apiserver-port must be a port number, not '$apiserver_port'"
+[[ -z $etcd_port ]] || is_port "$etcd_port" || die_usage "--etcd-port must be a port number, not '$etcd_port'"
+[[ $start_timeout =~ ^[0-9]+$ ]] && ((start_timeout > 0)) || die_usage "--timeout must be a positive number of seconds, not '$start_timeout'"
+mkdir -p "$cluster_dir"
+cluster_dir=$(cd "$cluster_dir" && pwd)
+
+# shellcheck source=cluster/processes.sh
+source "$here/cluster/processes.sh"
+# shellcheck source=cluster/pki.sh
+source "$here/cluster/pki.sh"
+
+port_in_use() { [[ -n $(ss -Hltn "sport = :$1" 2>/dev/null) ]]; }
+taken_ports=" "
+# pick_port <variable> <component> [requested]: the requested port if it is free (an error if not), else a
+# free one. Assigns the variable (no subshell, so ports picked earlier in this run are never picked again).
+pick_port() {
+  local port=${3:-}
+  if [[ -n $port ]]; then
+    if port_in_use "$port"; then
+      echo "cluster: port $port ($2) is already in use; choose another or omit the option to pick a free one" >&2
+      return 1
+    fi
+  else
+    while :; do
+      port=$((20000 + RANDOM % 30000))
+      [[ $taken_ports != *" $port "* ]] && ! port_in_use "$port" && break
+    done
+  fi
+  taken_ports+="$port "
+  printf -v "$1" '%s' "$port"
+}
+
+cluster_running() { [[ -f $cluster_dir/pids/order ]] && proc_alive kube-apiserver; }
+
+cmd_status() {
+  [[ -f $cluster_dir/pids/order ]] || { echo "no cluster in $cluster_dir"; return 3; }
+  local name state=0
+  for name in $(cat "$cluster_dir/pids/order"); do
+    if proc_alive "$name"; then echo "$name: running (pid $(proc_pid "$name"))"; else echo "$name: stopped"; state=3; fi
+  done
+  return $state
+}
+
+cmd_env() {
+  [[ -f $cluster_dir/cluster.env ]] || { echo "cluster: no cluster in $cluster_dir (run: tools/cluster.sh up)" >&2; return 1; }
+  sed 's/^/export /' "$cluster_dir/cluster.env"
+}
+
+cmd_down() {
+  proc_stop_all
+  rm -rf "$cluster_dir/etcd" "$cluster_dir/pki" "$cluster_dir"/*.kubeconfig "$cluster_dir/kubeconfig" \
+    "$cluster_dir/cluster.env" "$cluster_dir/kwok"
+  echo "cluster: stopped; logs kept in $cluster_dir/logs" >&2
+}
+
+write_nodes_manifest() {
+  local i pods pod
+  IFS=, read -r -a pods <<< "$ipu_pods"
+  for ((i = 0; i < nodes; i++)); do
+    pod=${pods[i % ${#pods[@]}]}
+    cat <<NODE
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: ipu-host-$i
+  annotations:
+    kwok.x-k8s.io/node: fake
+  labels:
+    kubernetes.io/hostname: ipu-host-$i
+    kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+    type: kwok
+    ipu.graphcore.ai/host: "true"
+    ipu.graphcore.ai/ipu-pod: $pod
+    ipu.graphcore.ai/vipu-controller: $pod
+status:
+  allocatable: {cpu: "96", memory: 512Gi, pods: "110"}
+  capacity: {cpu: "96", memory: 512Gi, pods: "110"}
+NODE
+  done
+}
+
+cmd_up() {
+  if cluster_running; then
+    echo "cluster: a cluster already runs in $cluster_dir (stop it with: tools/cluster.sh down --dir $cluster_dir)" >&2
+    return 1
+  fi
+  local started=$SECONDS
+  if [[ -z $bin_dir ]]; then
+    bin_dir=$("$here/build-tools.sh" --quiet)
+  fi
+  local b
+  for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok; do
+    [[ -x $bin_dir/$b ]] || { echo "cluster: $bin_dir/$b is missing or not executable" >&2; return 1; }
+  done
+
+  pick_port apiserver_port kube-apiserver "$apiserver_port"
+  pick_port etcd_port etcd "$etcd_port"
+  local etcd_peer_port cm_port scheduler_port kwok_port
+  pick_port etcd_peer_port "etcd peer"
+  pick_port cm_port kube-controller-manager
+  pick_port scheduler_port kube-scheduler
+  pick_port kwok_port kwok
+
+  # Fresh state; the previous run's logs stay one generation.
+  proc_stop_all
+  rm -rf "$cluster_dir/etcd" "$cluster_dir/pki" "$cluster_dir/kwok" "$cluster_dir/logs.previous"
+  [[ -d $cluster_dir/logs ]] && mv "$cluster_dir/logs" "$cluster_dir/logs.previous"
+  mkdir -p "$cluster_dir/logs" "$cluster_dir/pids" "$cluster_dir/kwok"
+  : > "$cluster_dir/pids/order"
+  # From here on a failure stops whatever was started.
+  trap 'status=$?; if ((status != 0)); then echo "cluster: start failed; stopping what was started (logs in $cluster_dir/logs)" >&2; proc_stop_all; fi' EXIT
+
+  pki_create
+  local pki=$cluster_dir/pki
+  kubeconfig_write "$cluster_dir/kubeconfig" admin embed
+  kubeconfig_write "$cluster_dir/controller-manager.kubeconfig" controller-manager
+  kubeconfig_write "$cluster_dir/scheduler.kubeconfig" scheduler
+  kubeconfig_write "$cluster_dir/kwok.kubeconfig" kwok
+
+  proc_start etcd "$bin_dir/etcd" --name local --data-dir "$cluster_dir/etcd" \
+    --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
+    --listen-peer-urls "http://127.0.0.1:$etcd_peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer_port" \
+    --initial-cluster "local=http://127.0.0.1:$etcd_peer_port" --unsafe-no-fsync --log-level warn
+  proc_wait_until etcd "etcd to be healthy" curl -sf "http://127.0.0.1:$etcd_port/health"
+
+  proc_start kube-apiserver "$bin_dir/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$apiserver_port" \
+    --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" --client-ca-file "$pki/ca.crt" \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file "$pki/service-account.pub" --service-account-signing-key-file "$pki/service-account.key" \
+    --service-cluster-ip-range 10.96.0.0/16 --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
+    --allow-privileged=true --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" \
+    --kubelet-client-key "$pki/apiserver-kubelet-client.key" --profiling=false --cert-dir "$cluster_dir/pki" \
+    --endpoint-reconciler-type none --kubelet-preferred-address-types InternalIP,Hostname
+  proc_wait_until kube-apiserver "kube-apiserver to be ready" \
+    curl -sf --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "https://127.0.0.1:$apiserver_port/readyz"
+
+  proc_start kube-controller-manager "$bin_dir/kube-controller-manager" \
+    --kubeconfig "$cluster_dir/controller-manager.kubeconfig" --authentication-kubeconfig "$cluster_dir/controller-manager.kubeconfig" \
+    --authorization-kubeconfig "$cluster_dir/controller-manager.kubeconfig" --leader-elect=false \
+    --root-ca-file "$pki/ca.crt" --service-account-private-key-file "$pki/service-account.key" \
+    --use-service-account-credentials --bind-address 127.0.0.1 --secure-port "$cm_port" --cert-dir "$cluster_dir/pki" \
+    --controllers '*' --profiling=false
+  proc_start kube-scheduler "$bin_dir/kube-scheduler" --kubeconfig "$cluster_dir/scheduler.kubeconfig" \
+    --authentication-kubeconfig "$cluster_dir/scheduler.kubeconfig" --authorization-kubeconfig "$cluster_dir/scheduler.kubeconfig" \
+    --leader-elect=false --bind-address 127.0.0.1 --secure-port "$scheduler_port" --cert-dir "$cluster_dir/pki" --profiling=false
+
+  # kwok: stages from the repo and canned logs that say plainly that no container ran.
+  printf '%s stdout F %s\n' "$(date -u +%Y-%m-%dT%H:%M:%S.000000000Z)" \
+    "simulated IPU host node (kwok): no container runs here, so there is no program output to show" \
+    > "$cluster_dir/kwok/simulated-node.log"
+  {
+    cat "$here/cluster/kwok-stages.yaml"
+    cat <<KWOKLOGS
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterLogs
+metadata:
+  name: simulated-node-logs
+spec:
+  selector: {}
+  logs:
+  - logsFile: $cluster_dir/kwok/simulated-node.log
+KWOKLOGS
+  } > "$cluster_dir/kwok/kwok.yaml"
+  proc_start kwok "$bin_dir/kwok" --kubeconfig "$cluster_dir/kwok.kubeconfig" --config "$cluster_dir/kwok/kwok.yaml" \
+    --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --node-ip 127.0.0.1 --node-port "$kwok_port" \
+    --server-address "127.0.0.1:$kwok_port" --tls-cert-file "$pki/kwok-serving.crt" \
+    --tls-private-key-file "$pki/kwok-serving.key" --cidr 10.244.0.0/16
+
+  local kubectl=("$bin_dir/kubectl" --kubeconfig "$cluster_dir/kubeconfig")
+  proc_wait_until kube-controller-manager "kube-controller-manager to be healthy" \
+    curl -sfk "https://127.0.0.1:$cm_port/healthz"
+  proc_wait_until kube-scheduler "kube-scheduler to be healthy" curl -sfk "https://127.0.0.1:$scheduler_port/healthz"
+  write_nodes_manifest | "${kubectl[@]}" apply -f - > /dev/null
+  proc_wait_until kwok "the simulated nodes to be Ready" \
+    "${kubectl[@]}" wait --for=condition=Ready node --selector ipu.graphcore.ai/host=true --timeout 2s
+  # Pods cannot be created in a namespace before its default service account exists.
+  proc_wait_until kube-controller-manager "the default service account" "${kubectl[@]}" get serviceaccount default
+
+  cat > "$cluster_dir/cluster.env" <<ENV
+KUBECONFIG=$cluster_dir/kubeconfig
+IPU_CLUSTER_DIR=$cluster_dir
+IPU_CLUSTER_BIN_DIR=$bin_dir
+IPU_CLUSTER_APISERVER=https://127.0.0.1:$apiserver_port
+IPU_CLUSTER_ETCD=http://127.0.0.1:$etcd_port
+ENV
+  trap - EXIT
+  echo "cluster: up in $((SECONDS - started)) s: https://127.0.0.1:$apiserver_port, $nodes simulated IPU host node(s) ($ipu_pods)" >&2
+  echo "cluster: export KUBECONFIG=$cluster_dir/kubeconfig   (or: eval \"\$(tools/cluster.sh env --dir $cluster_dir)\")" >&2
+}
+
+"cmd_$command"

@@ -1,0 +1,66 @@
+# Start, watch and stop the cluster's processes (sourced by cluster.sh).
+# Each process runs in its own session (setsid), logs to logs/<name>.log and has pids/<name>.pid.
+# Every command line names the cluster directory, which is how stop recognises its own processes
+# and never signals a stranger that reused a pid.
+
+proc_start() {
+  local name=$1; shift
+  setsid "$@" > "$cluster_dir/logs/$name.log" 2>&1 < /dev/null &
+  echo $! > "$cluster_dir/pids/$name.pid"
+  echo "$name" >> "$cluster_dir/pids/order"
+}
+
+proc_pid() { cat "$cluster_dir/pids/$1.pid" 2>/dev/null || true; }
+
+# proc_alive <name>: the recorded pid runs and its command line mentions this cluster's directory.
+proc_alive() {
+  local pid; pid=$(proc_pid "$1")
+  [[ -n $pid && -r /proc/$pid/cmdline ]] || return 1
+  tr '\0' ' ' < "/proc/$pid/cmdline" | grep -qF -- "$cluster_dir"
+}
+
+proc_log_tail() {
+  echo "--- last lines of $cluster_dir/logs/$1.log ---" >&2
+  tail -n 15 "$cluster_dir/logs/$1.log" >&2 || true
+}
+
+# proc_wait_until <name> <what> <command...>: polls the command until it succeeds, the process dies or
+# the start timeout passes; the last two fail with the component's log tail.
+proc_wait_until() {
+  local name=$1 what=$2; shift 2
+  local deadline=$((SECONDS + start_timeout))
+  until "$@" > /dev/null 2>&1; do
+    if ! proc_alive "$name"; then
+      echo "cluster: $name exited while waiting for $what" >&2
+      proc_log_tail "$name"
+      return 1
+    fi
+    if ((SECONDS >= deadline)); then
+      echo "cluster: timed out after ${start_timeout}s waiting for $what" >&2
+      proc_log_tail "$name"
+      return 1
+    fi
+    sleep 0.2
+  done
+}
+
+# proc_stop_all: stops every recorded process, newest first: SIGTERM, then SIGKILL after 10 s.
+proc_stop_all() {
+  local order=$cluster_dir/pids/order name pid
+  [[ -f $order ]] || return 0
+  for name in $(tac "$order"); do
+    proc_alive "$name" || continue
+    pid=$(proc_pid "$name")
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+  done
+  local deadline=$((SECONDS + 10))
+  for name in $(tac "$order"); do
+    while proc_alive "$name" && ((SECONDS < deadline)); do sleep 0.1; done
+    if proc_alive "$name"; then
+      pid=$(proc_pid "$name")
+      echo "cluster: $name did not stop on SIGTERM; killing it" >&2
+      kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+    fi
+  done
+  rm -rf "$cluster_dir/pids"
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build and the tests need. Idempotent: only missing packages are
+# installed, and nothing is printed when everything is already there. Needs root (or sudo) on Debian 12.
+set -euo pipefail
+packages=(
+  # build
+  cmake ninja-build g++ pkg-config clang-format
+  # libraries (DESIGN.md): HTTP/TLS client, YAML, JSON, OpenSSL, gRPC + protobuf for the V-IPU API, tests
+  libcpprest-dev libboost-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  libgtest-dev libgmock-dev
+  # test cluster: certificates, readiness probes, port checks
+  openssl curl iproute2 procps
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+sudo=""
+[[ $(id -u) -eq 0 ]] || sudo=sudo
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+# A fresh machine may have no package lists yet (or stale ones): refresh once before installing.
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
