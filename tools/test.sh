@@ -19,9 +19,18 @@ phase "build (build/)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
 cmake --build build -j "$jobs"
 
+# ctest_counted <log> <ctest args...>: runs ctest, keeping its output to count the tests it ran.
+ctest_counted() {
+  local log=$1; shift
+  ctest "$@" 2>&1 | tee "$log"
+  return "${PIPESTATUS[0]}"
+}
+count() { sed -n "s/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\1 \2/p" "$1" | tail -n 1; }
+
 phase "unit + integration tests"
 status=0
-ctest --test-dir build --label-exclude 'bench|e2e|fuzz' -j "$jobs" --output-on-failure "$@" || status=$?
+ctest_counted build/ctest-main.log --test-dir build --label-exclude 'bench|e2e|fuzz' -j "$jobs" --output-on-failure "$@" ||
+  status=$?
 if ((status != 0)); then
   cluster_logs=build/test-cluster/logs
   if [[ -d $cluster_logs ]]; then
@@ -37,5 +46,10 @@ phase "unit tests under ASan+UBSan (build-asan/)"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DIPU_SANITIZE=ON > /dev/null
 cmake --build build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --label-regex '^unit$' -j "$jobs" --output-on-failure "$@"
-echo "all tests passed in $((SECONDS - started)) s" >&2
+  ctest_counted build-asan/ctest-asan.log --test-dir build-asan --label-regex '^unit$' -j "$jobs" --output-on-failure "$@"
+
+read -r main_failed main_total <<< "$(count build/ctest-main.log)"
+read -r asan_failed asan_total <<< "$(count build-asan/ctest-asan.log)"
+failed=$((main_failed + asan_failed))
+echo "finished in $((SECONDS - started)) s: $main_total tests, then $asan_total unit tests under ASan+UBSan" >&2
+echo "tests: $((main_total + asan_total - failed)) passed, $failed failed"
