@@ -1,0 +1,59 @@
+#include "vipu/partition_id.h"
+
+#include <cstdio>
+
+namespace ipu::vipu {
+namespace {
+
+bool isIdStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+bool isIdChar(char c) {
+  return isIdStart(c) || c == '.' || c == '_' || c == '-';
+}
+
+// FNV-1a: stable across platforms and releases, unlike std::hash.
+std::uint64_t fnv1a(std::string_view text) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (char c : text) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+}  // namespace
+
+Status validatePartitionId(std::string_view id) {
+  if (id.empty()) return makeError(ErrorCode::kInvalidArgument, "partition id is empty");
+  if (id.size() > kMaxPartitionIdLength) {
+    return makeError(ErrorCode::kInvalidArgument, "partition id is " + std::to_string(id.size()) +
+                                                      " characters long; the limit is " +
+                                                      std::to_string(kMaxPartitionIdLength));
+  }
+  if (!isIdStart(id.front())) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "partition id '" + std::string(id) + "' must start with a letter or a digit");
+  }
+  for (char c : id) {
+    if (!isIdChar(c)) {
+      return makeError(ErrorCode::kInvalidArgument,
+                       "partition id '" + std::string(id) + "' contains a character outside [A-Za-z0-9._-]");
+    }
+  }
+  return {};
+}
+
+std::string derivePartitionId(std::string_view nameSpace, std::string_view job, std::uint32_t instance,
+                              std::size_t maxLength) {
+  std::string id = std::string(nameSpace) + "_" + std::string(job) + "_" + std::to_string(instance);
+  if (id.size() <= maxLength) return id;
+  char suffix[16];
+  std::snprintf(suffix, sizeof suffix, "_%012llx",
+                static_cast<unsigned long long>(fnv1a(id) & 0xffffffffffffull));
+  const std::string tail(suffix);
+  const std::size_t keep = maxLength > tail.size() ? maxLength - tail.size() : 0;
+  return id.substr(0, keep) + tail;
+}
+
+}  // namespace ipu::vipu

@@ -1,0 +1,39 @@
+#include "vipu/wait_until_active.h"
+
+#include <algorithm>
+#include <thread>
+
+namespace ipu::vipu {
+
+Result<PartitionStatus> waitUntilActive(VipuApi& api, const std::string& partitionId,
+                                        std::chrono::milliseconds timeout, BackoffPolicy poll) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  Backoff backoff(poll);
+  while (true) {
+    Result<PartitionStatus> status = api.getPartitionStatus(partitionId);
+    if (!status) return status;
+    if (status->readyState == ReadyState::kActive) return status;
+    if (status->readyState == ReadyState::kError) {
+      std::string errors;
+      for (const std::string& error : status->errors) errors += (errors.empty() ? "" : "; ") + error;
+      return makeError(ErrorCode::kFailedPrecondition, "partition '" + partitionId + "' is in PS_ERROR (" +
+                                                           toString(status->operationState) + ")" +
+                                                           (errors.empty() ? std::string() : ": " + errors));
+    }
+    if (status->readyState == ReadyState::kRemoved) {
+      return makeError(ErrorCode::kNotFound,
+                       "partition '" + partitionId + "' was removed while waiting for it");
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      return makeError(ErrorCode::kDeadlineExceeded, "partition '" + partitionId + "' is still " +
+                                                         toString(status->readyState) + " (" +
+                                                         toString(status->operationState) + ") after " +
+                                                         std::to_string(timeout.count()) + " ms");
+    }
+    const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+    std::this_thread::sleep_for(std::min(backoff.next(), remaining + std::chrono::milliseconds(1)));
+  }
+}
+
+}  // namespace ipu::vipu
