@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ipu {
 
@@ -34,11 +35,22 @@ enum class RetryClass {
   kTerminal,   // retrying cannot help: report it
 };
 
+// One reason a request was invalid, as the Kubernetes API server lists them (Status.details.causes).
+struct FieldCause {
+  std::string field;    // e.g. "spec.ipusPerJobInstance"
+  std::string message;  // e.g. "must be a power of two"
+  std::string reason;   // e.g. "FieldValueInvalid"
+};
+
 struct Error {
   ErrorCode code = ErrorCode::kInternal;
   std::string message;
   // Set when the peer said how long to wait (HTTP Retry-After).
   std::optional<std::chrono::seconds> retryAfter;
+  // From an HTTP peer: the status code and Kubernetes' machine-readable reason ("AlreadyExists", "Expired").
+  int httpStatus = 0;
+  std::string reason;
+  std::vector<FieldCause> causes;
 
   RetryClass retryClass() const;
   // "NotFound: configmaps \"x\" not found": the code's name, then the message.

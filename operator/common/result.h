@@ -26,7 +26,8 @@ class [[nodiscard]] Result {
   T&& value() && { assert(ok()); return std::get<0>(std::move(state_)); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
-  T&& operator*() && { return std::move(*this).value(); }
+  // By value: `for (auto& x : *makeResult())` would otherwise iterate a destroyed temporary.
+  T operator*() && { return std::move(*this).value(); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 
