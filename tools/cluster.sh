@@ -16,6 +16,11 @@ Commands:
   down     stop the cluster in --dir and delete its state (logs are kept in <dir>/logs)
   status   say which components of the cluster in --dir run
   env      print shell exports for the cluster in --dir (eval "\$(tools/cluster.sh env)")
+  restart COMPONENT
+           stop one component (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok) and start
+           it again as it was, waiting until the cluster is healthy: for tests of clients that must survive it
+  stop COMPONENT, start COMPONENT
+           the two halves of restart, for tests that act while the component is down
 
 Options:
   --dir DIR             cluster directory (default: $repo/.cluster)
@@ -35,8 +40,14 @@ die_usage() { echo "cluster: $*" >&2; echo "Run 'tools/cluster.sh --help' for us
 command=${1:-}
 [[ -n $command ]] || { usage >&2; exit 2; }
 shift
+restart_component=""
 case $command in
   up | down | status | env) ;;
+  restart | stop | start)
+    restart_component=${1:-}
+    [[ -n $restart_component && $restart_component != -* ]] || die_usage "$command needs a component name"
+    shift
+    ;;
   -h | --help) usage; exit 0 ;;
   *) die_usage "unknown command '$command'" ;;
 esac
@@ -114,6 +125,51 @@ cmd_status() {
 cmd_env() {
   [[ -f $cluster_dir/cluster.env ]] || { echo "cluster: no cluster in $cluster_dir (run: tools/cluster.sh up)" >&2; return 1; }
   sed 's/^/export /' "$cluster_dir/cluster.env"
+}
+
+# check_component [running]: the component name is valid and the cluster exists (and runs, if asked).
+check_component() {
+  case $restart_component in
+    etcd | kube-apiserver | kube-controller-manager | kube-scheduler | kwok) ;;
+    *) die_usage "unknown component '$restart_component' (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)" ;;
+  esac
+  if [[ ${1:-} == running ]] && ! cluster_running; then
+    echo "cluster: no cluster runs in $cluster_dir" >&2
+    return 1
+  fi
+  [[ -f $cluster_dir/cluster.env ]] || { echo "cluster: no cluster in $cluster_dir" >&2; return 1; }
+  # shellcheck disable=SC1091
+  source "$cluster_dir/cluster.env"
+}
+
+cmd_stop() {
+  check_component running
+  proc_stop "$restart_component"
+  echo "cluster: stopped $restart_component" >&2
+}
+
+cmd_start() {
+  check_component
+  local started=$SECONDS pki=$cluster_dir/pki
+  proc_alive "$restart_component" || proc_restart "$restart_component"
+  case $restart_component in
+    etcd) proc_wait_until etcd "etcd to be healthy" curl -sf "$IPU_CLUSTER_ETCD/health" ;;
+    *) proc_wait_until "$restart_component" "$restart_component to serve" true ;;
+  esac
+  proc_wait_until kube-apiserver "kube-apiserver to be ready" \
+    curl -sf --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "$IPU_CLUSTER_APISERVER/readyz"
+  # Controllers reconnect with backoff after an outage: the cluster is back only when they act again,
+  # e.g. the service-account controller fills a new namespace.
+  local kubectl=("$IPU_CLUSTER_BIN_DIR/kubectl" --kubeconfig "$KUBECONFIG") probe="restart-probe-$RANDOM"
+  "${kubectl[@]}" create namespace "$probe" > /dev/null
+  proc_wait_until kube-controller-manager "controllers to act again" "${kubectl[@]}" -n "$probe" get serviceaccount default
+  "${kubectl[@]}" delete namespace "$probe" --wait=false > /dev/null
+  echo "cluster: started $restart_component; the cluster was healthy again after $((SECONDS - started)) s" >&2
+}
+
+cmd_restart() {
+  cmd_stop
+  cmd_start
 }
 
 cmd_down() {
@@ -195,6 +251,8 @@ cmd_up() {
     --initial-cluster "local=http://127.0.0.1:$etcd_peer_port" --unsafe-no-fsync --log-level warn
   proc_wait_until etcd "etcd to be healthy" curl -sf "http://127.0.0.1:$etcd_port/health"
 
+  # podtemplates bypass the watch cache so that tests can force a 410 Gone by compacting etcd (a cached
+  # resource answers old versions from memory).
   proc_start kube-apiserver "$bin_dir/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
     --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$apiserver_port" \
     --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" --client-ca-file "$pki/ca.crt" \
@@ -203,7 +261,8 @@ cmd_up() {
     --service-cluster-ip-range 10.96.0.0/16 --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
     --allow-privileged=true --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" \
     --kubelet-client-key "$pki/apiserver-kubelet-client.key" --profiling=false --cert-dir "$cluster_dir/pki" \
-    --endpoint-reconciler-type none --kubelet-preferred-address-types InternalIP,Hostname
+    --endpoint-reconciler-type none --kubelet-preferred-address-types InternalIP,Hostname \
+    --watch-cache-sizes podtemplates#0
   proc_wait_until kube-apiserver "kube-apiserver to be ready" \
     curl -sf --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "https://127.0.0.1:$apiserver_port/readyz"
 

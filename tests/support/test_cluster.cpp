@@ -48,6 +48,7 @@ const TestCluster& TestCluster::get() {
     c.dir_ = dir;
     c.kubeconfig_ = envFileValue(c.dir_ + "/cluster.env", "KUBECONFIG");
     c.binDir_ = envFileValue(c.dir_ + "/cluster.env", "IPU_CLUSTER_BIN_DIR");
+    c.etcd_ = envFileValue(c.dir_ + "/cluster.env", "IPU_CLUSTER_ETCD");
     return c;
   }();
   return cluster;
@@ -57,6 +58,26 @@ std::vector<std::string> TestCluster::kubectlCommand(const std::vector<std::stri
   std::vector<std::string> argv{binDir_ + "/kubectl", "--kubeconfig", kubeconfig_};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
+}
+
+RunResult TestCluster::etcdctl(const std::vector<std::string>& args) const {
+  std::vector<std::string> argv{binDir_ + "/etcdctl", "--endpoints", etcd_};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv);
+}
+
+void TestCluster::compactEtcd() const {
+  auto status = etcdctl({"endpoint", "status", "--write-out", "json"});
+  if (!status.ok()) throw std::runtime_error("etcdctl endpoint status: " + status.describe());
+  auto revision = nlohmann::json::parse(status.out).at(0).at("Status").at("header").at("revision").get<int64_t>();
+  auto compacted = etcdctl({"compact", std::to_string(revision)});
+  if (!compacted.ok()) throw std::runtime_error("etcdctl compact: " + compacted.describe());
+}
+
+void TestCluster::controlComponent(const std::string& command, const std::string& component) const {
+  auto done = run({IPU_SOURCE_DIR "/tools/cluster.sh", command, component, "--dir", dir_},
+                  RunOptions{.timeout = std::chrono::seconds(180)});
+  if (!done.ok()) throw std::runtime_error("cluster.sh " + command + " " + component + ": " + done.describe());
 }
 
 RunResult TestCluster::kubectl(const std::vector<std::string>& args, const RunOptions& options) const {

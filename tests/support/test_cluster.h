@@ -23,12 +23,19 @@ class TestCluster {
   const std::string& dir() const { return dir_; }
   const std::string& kubeconfig() const { return kubeconfig_; }
   const std::string& binDir() const { return binDir_; }
+  // Compacts etcd's history up to its current revision: watches from older resourceVersions then get
+  // 410 Gone (for resources the API server does not cache, such as podtemplates in this cluster).
+  void compactEtcd() const;
+  // etcdctl against this cluster's etcd.
+  RunResult etcdctl(const std::vector<std::string>& args) const;
+  // tools/cluster.sh <command> <component> for this cluster (stop, start, restart); fails the caller on error.
+  void controlComponent(const std::string& command, const std::string& component) const;
   // kubectl with this cluster's kubeconfig.
   RunResult kubectl(const std::vector<std::string>& args, const RunOptions& options = {}) const;
   std::vector<std::string> kubectlCommand(const std::vector<std::string>& args) const;
 
  private:
-  std::string dir_, kubeconfig_, binDir_;
+  std::string dir_, kubeconfig_, binDir_, etcd_;
 };
 
 // Polls condition every interval until it holds or the timeout passes.

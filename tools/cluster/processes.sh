@@ -5,9 +5,38 @@
 
 proc_start() {
   local name=$1; shift
-  setsid "$@" > "$cluster_dir/logs/$name.log" 2>&1 < /dev/null &
+  setsid "$@" >> "$cluster_dir/logs/$name.log" 2>&1 < /dev/null &
   echo $! > "$cluster_dir/pids/$name.pid"
-  echo "$name" >> "$cluster_dir/pids/order"
+  grep -qx "$name" "$cluster_dir/pids/order" 2>/dev/null || echo "$name" >> "$cluster_dir/pids/order"
+  # The command line, NUL-separated, so that restart can run it again exactly.
+  printf '%s\0' "$@" > "$cluster_dir/pids/$name.cmd"
+}
+
+# proc_stop <name>: SIGTERM to the process group, SIGKILL after 10 s.
+proc_stop() {
+  local name=$1 pid
+  proc_alive "$name" || return 0
+  pid=$(proc_pid "$name")
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+  local deadline=$((SECONDS + 10))
+  while proc_alive "$name" && ((SECONDS < deadline)); do sleep 0.1; done
+  if proc_alive "$name"; then
+    echo "cluster: $name did not stop on SIGTERM; killing it" >&2
+    kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+    while proc_alive "$name"; do sleep 0.1; done
+  fi
+}
+
+# proc_restart <name>: stops the process (if it runs) and starts it again with the command line it was
+# started with.
+proc_restart() {
+  local name=$1
+  local -a command
+  [[ -f $cluster_dir/pids/$name.cmd ]] || { echo "cluster: no component '$name' in $cluster_dir" >&2; return 1; }
+  mapfile -d '' -t command < "$cluster_dir/pids/$name.cmd"
+  proc_stop "$name"
+  echo "--- restarted at $(date -u +%FT%TZ) ---" >> "$cluster_dir/logs/$name.log"
+  proc_start "$name" "${command[@]}"
 }
 
 proc_pid() { cat "$cluster_dir/pids/$1.pid" 2>/dev/null || true; }

@@ -98,7 +98,9 @@ TEST_F(ClusterScriptTest, UnknownCommandAndBadValuesAreRejected) {
     std::string message;
   };
   for (const auto& c : std::vector<Case>{
-           {{"start"}, "unknown command 'start'"},
+           {{"launch"}, "unknown command 'launch'"},
+           {{"restart"}, "restart needs a component name"},
+           {{"stop", "etcdd"}, "unknown component 'etcdd'"},
            {{"up", "--nodes", "0"}, "--nodes must be a number from 1 to 500, not '0'"},
            {{"up", "--nodes"}, "option --nodes needs a value"},
            {{"up", "--apiserver-port", "70000"}, "--apiserver-port must be a port number, not '70000'"},

@@ -1,0 +1,64 @@
+#include "kube/informer.h"
+
+#include "common/log.h"
+
+namespace ipu::kube {
+
+Informer::Informer(RestClient& client, ResourceRef resource, std::string ns, WatcherConfig config, Clock& clock)
+    : resource_(resource), watcher_(client, std::move(resource), std::move(ns), std::move(config), clock) {}
+
+Informer::~Informer() { stop(); }
+
+void Informer::addHandlers(EventHandlers handlers) { handlers_.push_back(std::move(handlers)); }
+
+void Informer::start() {
+  if (thread_.joinable()) return;
+  thread_ = std::jthread([this](std::stop_token stop) {
+    watcher_.run(
+        stop, [this](WatcherEvent&& event) { deliver(std::move(event)); },
+        [this](const Error& error) {
+          ++errors_;
+          log::warning("list/watch failed; retrying",
+                       {{"resource", resource_.resource}, {"error", error.toString()}});
+        });
+    synced_.notify_all();
+  });
+}
+
+void Informer::stop() {
+  if (!thread_.joinable()) return;
+  thread_.request_stop();
+  thread_.join();
+  synced_.notify_all();
+}
+
+void Informer::deliver(WatcherEvent&& event) {
+  bool initDone = event.kind == WatcherEvent::Kind::kInitDone;
+  for (const auto& change : store_.apply(std::move(event))) {
+    for (const auto& handlers : handlers_) {
+      switch (change.type) {
+        case StoreChange::Type::kAdded:
+          if (handlers.onAdd) handlers.onAdd(change.current);
+          break;
+        case StoreChange::Type::kUpdated:
+          if (handlers.onUpdate) handlers.onUpdate(change.old, change.current);
+          break;
+        case StoreChange::Type::kDeleted:
+          if (handlers.onDelete) handlers.onDelete(change.current);
+          break;
+      }
+    }
+  }
+  if (initDone) {
+    std::lock_guard lock(syncMutex_);
+    synced_.notify_all();
+  }
+}
+
+bool Informer::waitForSync(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(syncMutex_);
+  return synced_.wait_for(lock, timeout, [this] { return store_.hasSynced() || !thread_.joinable(); }) &&
+         store_.hasSynced();
+}
+
+}  // namespace ipu::kube

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "kube/store.h"
+#include "kube/watcher.h"
+
+namespace ipu::kube {
+
+struct EventHandlers {
+  std::function<void(const ObjectPtr& added)> onAdd;
+  std::function<void(const ObjectPtr& old, const ObjectPtr& current)> onUpdate;
+  std::function<void(const ObjectPtr& deleted)> onDelete;
+};
+
+// A Watcher feeding a Store on its own thread, and fanning each change out to handlers (which should be
+// quick: a controller's handler only enqueues a key). Handlers are added before start().
+class Informer {
+ public:
+  Informer(RestClient& client, ResourceRef resource, std::string ns = "", WatcherConfig config = {},
+           Clock& clock = Clock::real());
+  ~Informer();
+  Informer(const Informer&) = delete;
+  Informer& operator=(const Informer&) = delete;
+
+  void addHandlers(EventHandlers handlers);
+  void start();
+  void stop();
+
+  const Store& store() const { return store_; }
+  const ResourceRef& resource() const { return resource_; }
+  bool hasSynced() const { return store_.hasSynced(); }
+  // Blocks until the first list is in the store, the timeout passes or the informer stops.
+  bool waitForSync(std::chrono::milliseconds timeout);
+  // Failed list/watch attempts so far (each already logged and retried).
+  uint64_t errorCount() const { return errors_; }
+
+ private:
+  void deliver(WatcherEvent&& event);
+
+  ResourceRef resource_;
+  Watcher watcher_;
+  Store store_;
+  std::vector<EventHandlers> handlers_;
+  std::atomic<uint64_t> errors_{0};
+  std::mutex syncMutex_;
+  std::condition_variable synced_;
+  std::jthread thread_;
+};
+
+}  // namespace ipu::kube

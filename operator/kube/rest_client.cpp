@@ -1,0 +1,250 @@
+#include "kube/rest_client.h"
+
+#include <algorithm>
+
+#include "kube/status_error.h"
+
+namespace ipu::kube {
+namespace {
+
+Error cancelled(const std::string& what) { return makeError(ErrorCode::kCancelled, what + ": cancelled"); }
+
+Result<Json> parseBody(const HttpResponse& response, const std::string& what) {
+  if (response.body.empty()) return Json::object();
+  auto parsed = Json::parse(response.body, nullptr, false);
+  if (parsed.is_discarded()) {
+    return makeError(ErrorCode::kInternal, what + ": the server's reply is not JSON: " + response.body.substr(0, 120));
+  }
+  return parsed;
+}
+
+std::string objectName(const Json& object) {
+  if (!object.is_object()) return "";
+  auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) return "";
+  return metadata->value("name", "");
+}
+
+std::string contentTypeOf(PatchType type) {
+  switch (type) {
+    case PatchType::kMerge: return "application/merge-patch+json";
+    case PatchType::kJson: return "application/json-patch+json";
+    case PatchType::kStrategicMerge: return "application/strategic-merge-patch+json";
+  }
+  return "application/merge-patch+json";
+}
+
+// Object text for a request body. Invalid UTF-8 in a string (from a pod's log line, say) is replaced
+// rather than thrown: one bad byte must not make an object impossible to write.
+std::string serialise(const Json& object) { return object.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+HttpRequest makeRequest(std::string method, std::string pathAndQuery, std::string body = "",
+                        std::string contentType = "application/json") {
+  HttpRequest request{std::move(method), std::move(pathAndQuery), {{"Accept", "application/json"}}, std::move(body)};
+  if (!request.body.empty()) request.headers["Content-Type"] = std::move(contentType);
+  return request;
+}
+
+// An ERROR watch event carries a Status object: turn it into the Error a failed request would have given.
+Error errorFromWatchStatus(const Json& status, const std::string& what) {
+  HttpResponse response;
+  response.status = status.is_object() ? status.value("code", 500) : 500;
+  response.body = serialise(status);
+  return errorFromResponse(response, what);
+}
+
+}  // namespace
+
+RestClient::RestClient(std::shared_ptr<Transport> transport, const ClusterConfig& config, ClientOptions options,
+                       Clock& clock)
+    : transport_(std::move(transport)),
+      options_(std::move(options)),
+      clock_(clock),
+      tokens_(config.bearerToken, config.tokenFile),
+      throttle_(options_.qps, options_.burst, clock),
+      defaultNamespace_(config.ns) {}
+
+void RestClient::authorise(HttpRequest& request) {
+  request.headers["User-Agent"] = options_.userAgent;
+  if (std::string token = tokens_.token(); !token.empty()) request.headers["Authorization"] = "Bearer " + token;
+}
+
+Result<HttpResponse> RestClient::execute(HttpRequest request, bool idempotent, std::stop_token stop) {
+  const std::string what = request.method + " " + request.pathAndQuery;
+  auto backoff = options_.retryBase;
+  bool reauthorised = false;
+  for (int attempt = 0;; ++attempt) {
+    if (!throttle_.wait(stop)) return cancelled(what);
+    authorise(request);
+    auto response = transport_->send(request, stop);
+    std::chrono::milliseconds wait = backoff;
+    if (!response) {
+      const Error& failure = response.error();
+      bool safe = idempotent || failure.reason == kRequestNotSent;
+      if (failure.code == ErrorCode::kCancelled || !safe || attempt >= options_.maxRetries) return failure;
+    } else if (response->status >= 200 && response->status <= 299) {
+      return response;
+    } else {
+      Error failure = errorFromResponse(*response, what);
+      // A rotated service-account token: read the file again and retry once.
+      if (response->status == 401 && !reauthorised && tokens_.invalidate()) {
+        reauthorised = true;
+        continue;
+      }
+      bool retryable = response->status == 429 || (response->status >= 500 && (failure.retryAfter || idempotent));
+      if (!retryable || attempt >= options_.maxRetries) return failure;
+      if (failure.retryAfter) wait = std::max<std::chrono::milliseconds>(*failure.retryAfter, std::chrono::milliseconds(1));
+    }
+    if (!clock_.sleepFor(wait, stop)) return cancelled(what);
+    backoff = std::min(backoff * 2, options_.retryMax);
+  }
+}
+
+Result<Json> RestClient::executeJson(HttpRequest request, bool idempotent, std::stop_token stop) {
+  std::string what = request.method + " " + request.pathAndQuery;
+  auto response = execute(std::move(request), idempotent, stop);
+  if (!response) return response.error();
+  return parseBody(*response, what);
+}
+
+Result<Json> RestClient::get(const ResourceRef& resource, const std::string& ns, const std::string& name,
+                             const std::string& subresource, std::stop_token stop) {
+  return executeJson(makeRequest("GET", resource.path(ns, name, subresource)), true, stop);
+}
+
+Result<Json> RestClient::list(const ResourceRef& resource, const std::string& ns, const ListOptions& options,
+                              std::stop_token stop) {
+  std::string query = queryString({{"labelSelector", options.labelSelector},
+                                   {"fieldSelector", options.fieldSelector},
+                                   {"limit", options.limit > 0 ? std::to_string(options.limit) : ""},
+                                   {"continue", options.continueToken},
+                                   {"resourceVersion", options.resourceVersion}});
+  return executeJson(makeRequest("GET", resource.path(ns) + query), true, stop);
+}
+
+Result<Json> RestClient::listAll(const ResourceRef& resource, const std::string& ns, ListOptions options,
+                                 std::stop_token stop) {
+  Json all;
+  Json items = Json::array();
+  while (true) {
+    auto page = list(resource, ns, options, stop);
+    if (!page) {
+      // The continue token outlived etcd's compaction: start again, all at once, as client-go's pager does.
+      if (page.error().code == ErrorCode::kGone && !options.continueToken.empty()) {
+        options.continueToken.clear();
+        options.limit = 0;
+        options.resourceVersion.clear();
+        items = Json::array();
+        all = Json();
+        continue;
+      }
+      return page.error();
+    }
+    if (all.is_null()) all = *page;  // kind, apiVersion and the first page's metadata (resourceVersion)
+    if (auto pageItems = page->find("items"); pageItems != page->end() && pageItems->is_array()) {
+      for (auto& item : *pageItems) items.push_back(std::move(item));
+    }
+    std::string next = (*page)["metadata"].value("continue", "");
+    if (next.empty()) {
+      all["metadata"]["resourceVersion"] = (*page)["metadata"].value("resourceVersion", "");
+      break;
+    }
+    options.continueToken = next;
+  }
+  all["items"] = std::move(items);
+  all["metadata"].erase("continue");
+  all["metadata"].erase("remainingItemCount");
+  return all;
+}
+
+Result<Json> RestClient::create(const ResourceRef& resource, const std::string& ns, const Json& object,
+                                std::stop_token stop) {
+  return executeJson(makeRequest("POST", resource.path(ns), serialise(object)), false, stop);
+}
+
+Result<Json> RestClient::update(const ResourceRef& resource, const std::string& ns, const Json& object,
+                                const std::string& subresource, std::stop_token stop) {
+  std::string name = objectName(object);
+  if (name.empty()) return makeError(ErrorCode::kInvalidArgument, "update: the object has no metadata.name");
+  return executeJson(makeRequest("PUT", resource.path(ns, name, subresource), serialise(object)), false, stop);
+}
+
+Result<Json> RestClient::patch(const ResourceRef& resource, const std::string& ns, const std::string& name,
+                               PatchType type, const Json& patch, const std::string& subresource,
+                               std::stop_token stop) {
+  if (type == PatchType::kStrategicMerge && !resource.group.empty() &&
+      resource.group.find(".k8s.io") == std::string::npos && resource.group != "apps" && resource.group != "batch") {
+    // Custom resources reject strategic merge patch with a 415; say so before the round trip.
+    return makeError(ErrorCode::kInvalidArgument,
+                     "strategic merge patch is not supported for " + resource.resource + "." + resource.group +
+                         ": use a merge patch, a JSON patch or server-side apply");
+  }
+  return executeJson(makeRequest("PATCH", resource.path(ns, name, subresource), serialise(patch), contentTypeOf(type)),
+                     false, stop);
+}
+
+Result<Json> RestClient::apply(const ResourceRef& resource, const std::string& ns, const Json& object,
+                               const std::string& fieldManager, bool force, const std::string& subresource,
+                               std::stop_token stop) {
+  std::string name = objectName(object);
+  if (name.empty()) return makeError(ErrorCode::kInvalidArgument, "apply: the object has no metadata.name");
+  if (fieldManager.empty()) return makeError(ErrorCode::kInvalidArgument, "apply: a field manager is required");
+  std::string query = queryString({{"fieldManager", fieldManager}, {"force", force ? "true" : ""}});
+  // Applying is idempotent by definition: the same intent twice gives the same object.
+  return executeJson(makeRequest("PATCH", resource.path(ns, name, subresource) + query, serialise(object),
+                                 "application/apply-patch+yaml"),
+                     true, stop);
+}
+
+Result<Json> RestClient::remove(const ResourceRef& resource, const std::string& ns, const std::string& name,
+                                const DeleteOptions& options, std::stop_token stop) {
+  Json body = {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}};
+  if (!options.propagationPolicy.empty()) body["propagationPolicy"] = options.propagationPolicy;
+  if (options.gracePeriodSeconds) body["gracePeriodSeconds"] = *options.gracePeriodSeconds;
+  if (options.preconditionUid) body["preconditions"]["uid"] = *options.preconditionUid;
+  if (options.preconditionResourceVersion) body["preconditions"]["resourceVersion"] = *options.preconditionResourceVersion;
+  // Deleting twice ends with the same state; a repeated DELETE at worst answers 404, which callers handle.
+  return executeJson(makeRequest("DELETE", resource.path(ns, name), serialise(body)), true, stop);
+}
+
+Status RestClient::watch(const ResourceRef& resource, const std::string& ns, const WatchOptions& options,
+                         const std::function<bool(WatchEvent&&)>& onEvent, std::stop_token stop) {
+  std::string query = queryString({{"watch", "1"},
+                                   {"labelSelector", options.labelSelector},
+                                   {"fieldSelector", options.fieldSelector},
+                                   {"resourceVersion", options.resourceVersion},
+                                   {"allowWatchBookmarks", options.allowBookmarks ? "true" : ""},
+                                   {"timeoutSeconds", std::to_string(options.timeoutSeconds)}});
+  HttpRequest request = makeRequest("GET", resource.path(ns) + query);
+  const std::string what = "watch " + resource.path(ns);
+  if (!throttle_.wait(stop)) return cancelled(what);
+  authorise(request);
+
+  std::optional<Error> streamError;
+  auto response = transport_->stream(
+      request,
+      [&](std::string_view line) {
+        if (line.empty()) return true;
+        auto event = Json::parse(line, nullptr, false);
+        if (!event.is_object() || !event.contains("type") || !event["type"].is_string() || !event.contains("object")) {
+          streamError = makeError(ErrorCode::kInternal, what + ": malformed event: " + std::string(line.substr(0, 120)));
+          return false;
+        }
+        std::string type = event["type"];
+        if (type == "ERROR") {
+          streamError = errorFromWatchStatus(event["object"], what);
+          return false;
+        }
+        return onEvent(WatchEvent{std::move(type), std::move(event["object"])});
+      },
+      stop);
+  if (!response) return response.error();
+  if (response->status < 200 || response->status > 299) {
+    if (response->status == 401) tokens_.invalidate();
+    return errorFromResponse(*response, what);
+  }
+  if (streamError) return *streamError;
+  return {};
+}
+
+}  // namespace ipu::kube

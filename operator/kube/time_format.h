@@ -1,0 +1,16 @@
+#pragma once
+
+#include <string>
+
+#include "common/clock.h"
+
+namespace ipu::kube {
+
+// The two timestamp formats the API server accepts, always in UTC:
+// metav1.Time, whole seconds ("2026-01-02T03:04:05Z"), as in Events' firstTimestamp/lastTimestamp;
+std::string formatTime(Clock::WallTime time);
+// metav1.MicroTime, exactly six fractional digits ("2026-01-02T03:04:05.000000Z"), as in a Lease's
+// acquireTime/renewTime. The server rejects a MicroTime with any other precision.
+std::string formatMicroTime(Clock::WallTime time);
+
+}  // namespace ipu::kube

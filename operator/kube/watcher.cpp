@@ -1,0 +1,106 @@
+#include "kube/watcher.h"
+
+#include <algorithm>
+
+namespace ipu::kube {
+namespace {
+
+std::string resourceVersionOf(const Json& object) {
+  auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) return "";
+  return metadata->value("resourceVersion", "");
+}
+
+}  // namespace
+
+Watcher::Watcher(RestClient& client, ResourceRef resource, std::string ns, WatcherConfig config, Clock& clock)
+    : client_(client),
+      resource_(std::move(resource)),
+      namespace_(std::move(ns)),
+      config_(std::move(config)),
+      clock_(clock) {}
+
+void Watcher::run(std::stop_token stop, const Sink& sink, const ErrorHandler& onError) {
+  auto backoff = config_.backoffMin;
+  while (!stop.stop_requested()) {
+    Status done = step(stop, sink);
+    if (done) {
+      backoff = config_.backoffMin;
+      continue;
+    }
+    if (done.error().code == ErrorCode::kCancelled) return;
+    if (onError) onError(done.error());
+    if (done.error().code == ErrorCode::kGone) continue;  // the state is already Empty: relist at once
+    if (!clock_.sleepFor(backoff, stop)) return;
+    backoff = std::min(backoff * 2, config_.backoffMax);
+  }
+}
+
+Status Watcher::step(std::stop_token stop, const Sink& sink) {
+  switch (state_) {
+    case State::kEmpty:
+      sink(WatcherEvent{WatcherEvent::Kind::kInit, {}});
+      continueToken_.clear();
+      state_ = State::kInitPage;
+      return {};
+    case State::kInitPage:
+      return listPage(stop, sink);
+    case State::kWatching:
+      return watchFrom(stop, sink);
+  }
+  return {};
+}
+
+Status Watcher::listPage(std::stop_token stop, const Sink& sink) {
+  ListOptions options{config_.labelSelector, config_.fieldSelector, config_.pageSize, continueToken_, ""};
+  auto page = client_.list(resource_, namespace_, options, stop);
+  if (!page) {
+    // The continue token expired between pages: the list must start over.
+    if (page.error().code == ErrorCode::kGone) state_ = State::kEmpty;
+    return page.error();
+  }
+  // List items come without kind/apiVersion; give them the ones a watch event would carry.
+  std::string kind = page->value("kind", "");
+  if (kind.size() > 4 && kind.ends_with("List")) kind.resize(kind.size() - 4);
+  std::string apiVersion = page->value("apiVersion", resource_.apiVersion());
+  if (auto items = page->find("items"); items != page->end() && items->is_array()) {
+    for (auto& item : *items) {
+      if (!item.is_object()) continue;
+      if (!item.contains("kind") && !kind.empty()) item["kind"] = kind;
+      if (!item.contains("apiVersion")) item["apiVersion"] = apiVersion;
+      sink(WatcherEvent{WatcherEvent::Kind::kInitApply, std::move(item)});
+    }
+  }
+  const Json& metadata = (*page)["metadata"];
+  continueToken_ = metadata.is_object() ? metadata.value("continue", "") : "";
+  if (continueToken_.empty()) {
+    resourceVersion_ = metadata.is_object() ? metadata.value("resourceVersion", "") : "";
+    sink(WatcherEvent{WatcherEvent::Kind::kInitDone, {}});
+    state_ = State::kWatching;
+  }
+  return {};
+}
+
+Status Watcher::watchFrom(std::stop_token stop, const Sink& sink) {
+  WatchOptions options{config_.labelSelector, config_.fieldSelector, resourceVersion_, config_.watchTimeoutSeconds, true};
+  Status ended = client_.watch(
+      resource_, namespace_, options,
+      [&](WatchEvent&& event) {
+        std::string version = resourceVersionOf(event.object);
+        if (event.type == "ADDED" || event.type == "MODIFIED") {
+          sink(WatcherEvent{WatcherEvent::Kind::kApply, std::move(event.object)});
+        } else if (event.type == "DELETED") {
+          sink(WatcherEvent{WatcherEvent::Kind::kDelete, std::move(event.object)});
+        }
+        // BOOKMARK only moves the version.
+        if (!version.empty()) resourceVersion_ = version;
+        return !stop.stop_requested();
+      },
+      stop);
+  if (!ended && ended.error().code == ErrorCode::kGone) {
+    state_ = State::kEmpty;  // our version is older than etcd keeps: relist
+  }
+  return ended;
+}
+
+}  // namespace ipu::kube

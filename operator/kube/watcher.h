@@ -1,0 +1,69 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <stop_token>
+#include <string>
+
+#include "common/clock.h"
+#include "kube/rest_client.h"
+
+namespace ipu::kube {
+
+// What a Watcher tells its consumer. A (re)list is framed by Init … InitApply* … InitDone, so a cache can
+// build the new picture aside and swap it in whole: no half lists, no ghosts of objects deleted while the
+// watch was down.
+struct WatcherEvent {
+  enum class Kind { kInit, kInitApply, kInitDone, kApply, kDelete };
+  Kind kind;
+  Json object;  // for kInitApply, kApply, kDelete
+};
+
+struct WatcherConfig {
+  std::string labelSelector;
+  std::string fieldSelector;
+  int64_t pageSize = 500;
+  int watchTimeoutSeconds = 290;  // jittered by the server; each timeout is a cheap re-watch from the last version
+  std::chrono::milliseconds backoffMin{800};
+  std::chrono::milliseconds backoffMax{30000};
+};
+
+// list + watch as a state machine (kube-rs): Empty → InitPage(continue) → Watching(resourceVersion).
+// Bookmarks and events move the resourceVersion; a clean end of a watch re-watches from it; 410 Gone
+// (expired version) goes back to Empty and relists; any other failure is reported and retried with
+// exponential backoff from the same state. Runs until stopped.
+class Watcher {
+ public:
+  enum class State { kEmpty, kInitPage, kWatching };
+
+  Watcher(RestClient& client, ResourceRef resource, std::string ns, WatcherConfig config = {},
+          Clock& clock = Clock::real());
+
+  using Sink = std::function<void(WatcherEvent&&)>;
+  using ErrorHandler = std::function<void(const Error&)>;
+
+  void run(std::stop_token stop, const Sink& sink, const ErrorHandler& onError = {});
+
+  // One transition; what run() loops over. Public so tests can drive the machine step by step.
+  // Returns the error of a failed step (after which the caller should back off), or ok.
+  Status step(std::stop_token stop, const Sink& sink);
+
+  State state() const { return state_; }
+  const std::string& resourceVersion() const { return resourceVersion_; }
+
+ private:
+  Status listPage(std::stop_token stop, const Sink& sink);
+  Status watchFrom(std::stop_token stop, const Sink& sink);
+
+  RestClient& client_;
+  ResourceRef resource_;
+  std::string namespace_;
+  WatcherConfig config_;
+  Clock& clock_;
+  State state_ = State::kEmpty;
+  std::string continueToken_;
+  std::string resourceVersion_;
+  std::string listKind_;
+};
+
+}  // namespace ipu::kube

@@ -1,0 +1,161 @@
+#include "kube/cluster_config.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "kube/base64.h"
+
+namespace ipu::kube {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    char name[] = "/tmp/ipu-config-test-XXXXXX";
+    path_ = ::mkdtemp(name);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+  void write(const std::string& name, const std::string& text) const { std::ofstream(path_ / name) << text; }
+
+ private:
+  fs::path path_;
+};
+
+const std::string kKubeconfig = R"(apiVersion: v1
+kind: Config
+current-context: dev
+clusters:
+- name: local
+  cluster:
+    server: https://127.0.0.1:6443/
+    certificate-authority-data: )" + base64Encode("CA PEM") + R"(
+- name: remote
+  cluster:
+    server: https://remote.example:443
+    certificate-authority: certs/remote-ca.crt
+users:
+- name: admin
+  user:
+    client-certificate-data: )" + base64Encode("CERT PEM") + R"(
+    client-key-data: )" + base64Encode("KEY PEM") + R"(
+- name: robot
+  user:
+    tokenFile: robot.token
+contexts:
+- name: dev
+  context: {cluster: local, user: admin, namespace: team-a}
+- name: prod
+  context: {cluster: remote, user: robot}
+)";
+
+TEST(KubeconfigTest, CurrentContextWithInlineData) {
+  auto config = parseKubeconfig(kKubeconfig, "/etc/kube");
+  ASSERT_TRUE(config.ok()) << config.error().toString();
+  EXPECT_EQ(config->server, "https://127.0.0.1:6443");  // trailing slash dropped
+  EXPECT_EQ(config->caPem, "CA PEM");
+  EXPECT_EQ(config->clientCertPem, "CERT PEM");
+  EXPECT_EQ(config->clientKeyPem, "KEY PEM");
+  EXPECT_EQ(config->ns, "team-a");
+  EXPECT_NE(config->source.find("context dev"), std::string::npos);
+}
+
+TEST(KubeconfigTest, NamedContextWithFilesRelativeToTheKubeconfig) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "certs");
+  dir.write("certs/remote-ca.crt", "REMOTE CA");
+  dir.write("config", kKubeconfig);
+  auto config = loadKubeconfig((dir.path() / "config").string(), "prod");
+  ASSERT_TRUE(config.ok()) << config.error().toString();
+  EXPECT_EQ(config->server, "https://remote.example:443");
+  EXPECT_EQ(config->caPem, "REMOTE CA");
+  EXPECT_EQ(config->tokenFile, (dir.path() / "robot.token").string());
+  EXPECT_EQ(config->ns, "default");
+}
+
+TEST(KubeconfigTest, MalformedInputGivesClearErrors) {
+  struct Case {
+    std::string yaml;
+    std::string message;
+  };
+  const std::string base = "current-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n";
+  for (const auto& c : std::vector<Case>{
+           {"{{{", "malformed YAML"},
+           {"- just\n- a list\n", "not a kubeconfig"},
+           {"clusters: []\n", "no current-context"},
+           {"current-context: nowhere\ncontexts: []\n", "no context named 'nowhere'"},
+           {base, "no cluster named 'k'"},
+           {base + "clusters: [{name: k, cluster: {server: http://plain:80}}]\n", "must be an https:// URL"},
+           {base + "clusters: [{name: k, cluster: {server: 'https://x', insecure-skip-tls-verify: true}}]\n",
+            "insecure-skip-tls-verify"},
+           {base + "clusters: [{name: k, cluster: {server: 'https://x', certificate-authority-data: '***'}}]\n",
+            "not valid base64"},
+           {base + "clusters: [{name: k, cluster: {server: 'https://x', certificate-authority: /no/such/ca}}]\n",
+            "cannot read /no/such/ca"},
+           {base + "clusters: [{name: k, cluster: {server: 'https://x'}}]\nusers: [{name: u, user: {client-key-data: "
+                   "'" + base64Encode("k") + "'}}]\n",
+            "needs both client-certificate and client-key"},
+           {base + "clusters: [{name: k, cluster: {server: 'https://x'}}]\nusers: [{name: u, user: {exec: {command: "
+                   "aws}}}]\n",
+            "exec or auth-provider"},
+           {"current-context: c\ncontexts: {c: 1}\n", "'contexts' must be a list"},
+       }) {
+    auto config = parseKubeconfig(c.yaml, "");
+    ASSERT_FALSE(config.ok()) << c.yaml;
+    EXPECT_EQ(config.error().code, ErrorCode::kInvalidArgument) << c.yaml;
+    EXPECT_NE(config.error().message.find(c.message), std::string::npos)
+        << "expected '" << c.message << "' in: " << config.error().message;
+  }
+}
+
+TEST(KubeconfigTest, MissingFileIsNotFound) {
+  auto config = loadKubeconfig("/no/such/kubeconfig");
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.error().code, ErrorCode::kNotFound);
+}
+
+TEST(InClusterConfigTest, ReadsTheServiceAccountMount) {
+  TempDir dir;
+  dir.write("token", "tok\n");
+  dir.write("ca.crt", "CLUSTER CA");
+  dir.write("namespace", "ipu-system\n");
+  auto config = inClusterConfig({{"KUBERNETES_SERVICE_HOST", "10.96.0.1"}, {"KUBERNETES_SERVICE_PORT", "443"}},
+                                dir.path().string());
+  ASSERT_TRUE(config.ok()) << config.error().toString();
+  EXPECT_EQ(config->server, "https://10.96.0.1:443");
+  EXPECT_EQ(config->caPem, "CLUSTER CA");
+  EXPECT_EQ(config->tokenFile, (dir.path() / "token").string());
+  EXPECT_EQ(config->ns, "ipu-system");
+
+  auto ipv6 = inClusterConfig({{"KUBERNETES_SERVICE_HOST", "fd00::1"}, {"KUBERNETES_SERVICE_PORT", "443"}},
+                              dir.path().string());
+  ASSERT_TRUE(ipv6.ok());
+  EXPECT_EQ(ipv6->server, "https://[fd00::1]:443");
+}
+
+TEST(InClusterConfigTest, OutsideAPodOrWithoutAMountFails) {
+  EXPECT_EQ(inClusterConfig({}, "/nonexistent").error().code, ErrorCode::kNotFound);
+  auto noToken = inClusterConfig({{"KUBERNETES_SERVICE_HOST", "h"}, {"KUBERNETES_SERVICE_PORT", "1"}}, "/nonexistent");
+  ASSERT_FALSE(noToken.ok());
+  EXPECT_NE(noToken.error().message.find("no service-account token"), std::string::npos);
+}
+
+TEST(Base64Test, RoundTripsAndRejectsGarbage) {
+  for (const std::string& text : std::vector<std::string>{"", "f", "fo", "foo", "foob", "fooba", "foobar", std::string("\0\xff\x10", 3)}) {
+    auto decoded = base64Decode(base64Encode(text));
+    ASSERT_TRUE(decoded.has_value());
+    EXPECT_EQ(*decoded, text);
+  }
+  EXPECT_EQ(base64Encode("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(base64Decode("Zm9v\nYmE=\n"), "fooba");  // line breaks are skipped
+  EXPECT_FALSE(base64Decode("Zm9").has_value());     // not a multiple of four
+  EXPECT_FALSE(base64Decode("Zm=v").has_value());    // padding in the middle
+  EXPECT_FALSE(base64Decode("Zm9*").has_value());    // outside the alphabet
+}
+
+}  // namespace
+}  // namespace ipu::kube

@@ -1,0 +1,272 @@
+#include "kube/rest_client.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "fake_transport.h"
+#include "skipping_clock.h"
+
+namespace ipu::kube {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeTransport;
+using testing::SkippingClock;
+
+const ResourceRef kIpuJobs{"graphcore.ai", "v1alpha1", "ipujobs", true};
+
+class RestClientTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    EXPECT_EQ(transport_->unexpected(), std::vector<std::string>{});
+    EXPECT_EQ(transport_->remaining(), 0u) << "the client skipped scripted requests";
+  }
+  RestClient client(ClusterConfig config = {}) { return RestClient(transport_, config, ClientOptions{}, clock_); }
+
+  std::shared_ptr<FakeTransport> transport_ = std::make_shared<FakeTransport>();
+  SkippingClock clock_;
+};
+
+std::string statusBody(int code, const std::string& reason, const std::string& message) {
+  return Json{{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Failure"}, {"code", code}, {"reason", reason},
+              {"message", message}}
+      .dump();
+}
+
+TEST_F(RestClientTest, GetBuildsThePathAndParsesTheObject) {
+  transport_->expect("GET", "/apis/graphcore.ai/v1alpha1/namespaces/ml/ipujobs/bert", 200,
+                     R"({"kind":"IPUJob","metadata":{"name":"bert"}})");
+  auto job = client().get(kIpuJobs, "ml", "bert");
+  ASSERT_TRUE(job.ok()) << job.error().toString();
+  EXPECT_EQ((*job)["metadata"]["name"], "bert");
+  EXPECT_EQ(transport_->played()[0].seen.headers.at("Accept"), "application/json");
+}
+
+TEST_F(RestClientTest, MalformedJsonReplyIsAnInternalError) {
+  transport_->expect("GET", "/api/v1/namespaces/ml/pods/p", 200, R"({"kind":"Pod", "metadata": {)");
+  auto pod = client().get(ResourceRef::pods(), "ml", "p");
+  ASSERT_FALSE(pod.ok());
+  EXPECT_EQ(pod.error().code, ErrorCode::kInternal);
+  EXPECT_NE(pod.error().message.find("not JSON"), std::string::npos);
+}
+
+TEST_F(RestClientTest, StatusBodiesBecomeTypedErrors) {
+  transport_->expect("POST", "/api/v1/namespaces/ml/configmaps", 409, statusBody(409, "AlreadyExists", "exists"))
+      .expect("PUT", "/api/v1/namespaces/ml/configmaps/c", 409,
+              statusBody(409, "Conflict", "the object has been modified"))
+      .expect("GET", "/api/v1/namespaces/ml/configmaps/gone", 404, statusBody(404, "NotFound", "not found"))
+      .expect("GET", "/api/v1/namespaces/ml/secrets/s", 403, statusBody(403, "Forbidden", "no"))
+      .expect("GET", "/api/v1/namespaces/ml/secrets/t", 401, statusBody(401, "Unauthorized", "who?"))
+      .expect("GET", "/api/v1/namespaces/ml/pods?resourceVersion=1", 410, statusBody(410, "Expired", "too old"));
+  auto c = client();
+  Json cm = {{"metadata", {{"name", "c"}, {"resourceVersion", "5"}}}};
+  EXPECT_EQ(c.create(ResourceRef::configMaps(), "ml", cm).error().code, ErrorCode::kAlreadyExists);
+  auto conflict = c.update(ResourceRef::configMaps(), "ml", cm);
+  EXPECT_EQ(conflict.error().code, ErrorCode::kConflict);
+  EXPECT_EQ(conflict.error().retryClass(), RetryClass::kConflict);
+  EXPECT_NE(conflict.error().message.find("the object has been modified"), std::string::npos);
+  EXPECT_EQ(c.get(ResourceRef::configMaps(), "ml", "gone").error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(c.get(ResourceRef::secrets(), "ml", "s").error().code, ErrorCode::kPermissionDenied);
+  EXPECT_EQ(c.get(ResourceRef::secrets(), "ml", "t").error().code, ErrorCode::kUnauthenticated);
+  auto gone = c.list(ResourceRef::pods(), "ml", ListOptions{.resourceVersion = "1"});
+  EXPECT_EQ(gone.error().code, ErrorCode::kGone);
+  EXPECT_EQ(gone.error().reason, "Expired");
+}
+
+TEST_F(RestClientTest, InvalidCarriesFieldCauses) {
+  Json status = Json::parse(statusBody(422, "Invalid", "IPUJob.graphcore.ai \"j\" is invalid"));
+  status["details"] = {{"causes", {{{"field", "spec.ipusPerJobInstance"}, {"message", "must be a power of two"},
+                                    {"reason", "FieldValueInvalid"}}}}};
+  transport_->expect("POST", "/apis/graphcore.ai/v1alpha1/namespaces/ml/ipujobs", 422, status.dump());
+  auto created = client().create(kIpuJobs, "ml", Json{{"metadata", {{"name", "j"}}}});
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.error().code, ErrorCode::kInvalidArgument);
+  ASSERT_EQ(created.error().causes.size(), 1u);
+  EXPECT_EQ(created.error().causes[0].field, "spec.ipusPerJobInstance");
+  EXPECT_EQ(created.error().causes[0].message, "must be a power of two");
+}
+
+TEST_F(RestClientTest, TooManyRequestsWaitsForRetryAfterThenRetries) {
+  transport_->expect("POST", "/api/v1/namespaces/ml/configmaps", 429, statusBody(429, "TooManyRequests", "slow down"),
+                     {{"retry-after", "3"}})
+      .expect("POST", "/api/v1/namespaces/ml/configmaps", 201, R"({"metadata":{"name":"c"}})");
+  auto created = client().create(ResourceRef::configMaps(), "ml", Json{{"metadata", {{"name", "c"}}}});
+  ASSERT_TRUE(created.ok()) << created.error().toString();
+  EXPECT_EQ(clock_.sleeps(), (std::vector<std::chrono::milliseconds>{3000ms}));
+}
+
+TEST_F(RestClientTest, ServerErrorsRetryReadsWithBackoffButNotWrites) {
+  transport_->expect("GET", "/api/v1/namespaces/ml/pods/p", 500, statusBody(500, "InternalError", "etcd hiccup"))
+      .expect("GET", "/api/v1/namespaces/ml/pods/p", 503, "<html>bad gateway</html>")
+      .expect("GET", "/api/v1/namespaces/ml/pods/p", 200, R"({"metadata":{"name":"p"}})")
+      .expect("POST", "/api/v1/namespaces/ml/pods", 500, statusBody(500, "InternalError", "etcd hiccup"));
+  auto c = client();
+  EXPECT_TRUE(c.get(ResourceRef::pods(), "ml", "p").ok());
+  EXPECT_EQ(clock_.sleeps(), (std::vector<std::chrono::milliseconds>{200ms, 400ms}));
+  auto write = c.create(ResourceRef::pods(), "ml", Json{{"metadata", {{"name", "p"}}}});
+  EXPECT_EQ(write.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(write.error().retryClass(), RetryClass::kTransient);
+}
+
+TEST_F(RestClientTest, DroppedConnectionsRetryReadsUpToTheLimit) {
+  for (int i = 0; i <= 5; ++i) {
+    transport_->expectFailure("GET", "/api/v1/nodes", makeError(ErrorCode::kUnavailable, "connection refused"));
+  }
+  auto nodes = client().list(ResourceRef::nodes(), "");
+  ASSERT_FALSE(nodes.ok());
+  EXPECT_EQ(nodes.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(clock_.sleeps().size(), 5u);
+  EXPECT_EQ(clock_.sleeps().back(), 3200ms);
+}
+
+TEST_F(RestClientTest, WritesAreRetriedOnlyWhenTheRequestNeverReachedTheServer) {
+  Error notSent = makeError(ErrorCode::kUnavailable, "Failed to write request body");
+  notSent.reason = kRequestNotSent;
+  transport_->expectFailure("POST", "/api/v1/namespaces/ml/pods", notSent)
+      .expect("POST", "/api/v1/namespaces/ml/pods", 201, "{}")
+      .expectFailure("POST", "/api/v1/namespaces/ml/pods", makeError(ErrorCode::kUnavailable, "Failed to read response"));
+  auto c = client();
+  EXPECT_TRUE(c.create(ResourceRef::pods(), "ml", Json{{"metadata", {{"name", "p"}}}}).ok());
+  EXPECT_EQ(c.create(ResourceRef::pods(), "ml", Json{{"metadata", {{"name", "p"}}}}).error().code,
+            ErrorCode::kUnavailable);
+}
+
+TEST_F(RestClientTest, ListAllFollowsPagesAndRestartsOnAnExpiredContinueToken) {
+  transport_
+      ->expect("GET", "/api/v1/namespaces/ml/pods?labelSelector=app%3Dbert%2Ctier%21%3Dweb&limit=2", 200,
+               R"({"kind":"PodList","metadata":{"continue":"t1","resourceVersion":"10"},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})")
+      .expect("GET", "/api/v1/namespaces/ml/pods?labelSelector=app%3Dbert%2Ctier%21%3Dweb&limit=2&continue=t1", 410,
+              statusBody(410, "Expired", "The provided continue parameter is too old"))
+      .expect("GET", "/api/v1/namespaces/ml/pods?labelSelector=app%3Dbert%2Ctier%21%3Dweb", 200,
+              R"({"kind":"PodList","metadata":{"resourceVersion":"20"},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}},{"metadata":{"name":"c"}}]})");
+  auto pods = client().listAll(ResourceRef::pods(), "ml", ListOptions{.labelSelector = "app=bert,tier!=web", .limit = 2});
+  ASSERT_TRUE(pods.ok()) << pods.error().toString();
+  EXPECT_EQ((*pods)["items"].size(), 3u);
+  EXPECT_EQ((*pods)["metadata"]["resourceVersion"], "20");
+}
+
+TEST_F(RestClientTest, ApplyPatchAndDeleteSendTheRightBodies) {
+  transport_
+      ->expect("PATCH", "/apis/graphcore.ai/v1alpha1/namespaces/ml/ipujobs/j/status?fieldManager=ipu-operator&force=true",
+               200, "{}")
+      .expect("PATCH", "/api/v1/namespaces/ml/pods/p", 200, "{}")
+      .expect("DELETE", "/api/v1/namespaces/ml/pods/p", 200, "{}");
+  auto c = client();
+  Json status = {{"apiVersion", "graphcore.ai/v1alpha1"}, {"kind", "IPUJob"}, {"metadata", {{"name", "j"}}},
+                 {"status", {{"phase", "Running"}}}};
+  ASSERT_TRUE(c.apply(kIpuJobs, "ml", status, "ipu-operator", true, "status").ok());
+  ASSERT_TRUE(c.patch(ResourceRef::pods(), "ml", "p", PatchType::kJson,
+                      Json::array({{{"op", "test"}, {"path", "/metadata/uid"}, {"value", "u1"}}}))
+                  .ok());
+  ASSERT_TRUE(c.remove(ResourceRef::pods(), "ml", "p",
+                       DeleteOptions{.propagationPolicy = "Foreground", .preconditionUid = "u1"})
+                  .ok());
+  auto played = transport_->played();
+  EXPECT_EQ(played[0].seen.headers.at("Content-Type"), "application/apply-patch+yaml");
+  EXPECT_EQ(played[1].seen.headers.at("Content-Type"), "application/json-patch+json");
+  Json deleteBody = Json::parse(played[2].seen.body);
+  EXPECT_EQ(deleteBody["propagationPolicy"], "Foreground");
+  EXPECT_EQ(deleteBody["preconditions"]["uid"], "u1");
+
+  auto strategic = c.patch(kIpuJobs, "ml", "j", PatchType::kStrategicMerge, Json::object());
+  EXPECT_EQ(strategic.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(c.update(kIpuJobs, "ml", Json::object()).error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST_F(RestClientTest, InvalidUtf8InAnObjectIsReplacedNotThrown) {
+  transport_->expect("POST", "/api/v1/namespaces/ml/configmaps", 201, "{}");
+  Json object = {{"metadata", {{"name", "c"}}}, {"data", {{"log", std::string("bad byte \xff here")}}}};
+  EXPECT_TRUE(client().create(ResourceRef::configMaps(), "ml", object).ok());
+  EXPECT_NE(transport_->played()[0].seen.body.find("bad byte \xef\xbf\xbd here"), std::string::npos);
+}
+
+TEST_F(RestClientTest, RotatedTokenFileIsPickedUp) {
+  char name[] = "/tmp/ipu-token-XXXXXX";
+  int fd = ::mkstemp(name);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  std::string path = name;
+  std::ofstream(path) << "first-token\n";
+
+  transport_->expect("GET", "/api/v1/namespaces/ml/pods/p", 200, "{}")
+      .expect("GET", "/api/v1/namespaces/ml/pods/p", 200, "{}")
+      .expect("GET", "/api/v1/namespaces/ml/pods/p", 401, statusBody(401, "Unauthorized", "expired"))
+      .expect("GET", "/api/v1/namespaces/ml/pods/p", 200, "{}");
+  auto c = client(ClusterConfig{.tokenFile = path});
+  ASSERT_TRUE(c.get(ResourceRef::pods(), "ml", "p").ok());
+  std::ofstream(path) << "second-token-longer\n";  // rotated (the size changes even within one mtime tick)
+  ASSERT_TRUE(c.get(ResourceRef::pods(), "ml", "p").ok());
+  ASSERT_TRUE(c.get(ResourceRef::pods(), "ml", "p").ok());  // 401, re-read, retried once
+  auto played = transport_->played();
+  EXPECT_EQ(played[0].seen.headers.at("Authorization"), "Bearer first-token");
+  EXPECT_EQ(played[1].seen.headers.at("Authorization"), "Bearer second-token-longer");
+  EXPECT_EQ(played[3].seen.headers.at("Authorization"), "Bearer second-token-longer");
+  std::filesystem::remove(path);
+}
+
+// Watch
+
+const std::string kWatchPath =
+    "/api/v1/namespaces/ml/pods?watch=1&resourceVersion=7&allowWatchBookmarks=true&timeoutSeconds=300";
+
+TEST_F(RestClientTest, WatchDeliversEventsSplitAcrossChunks) {
+  transport_->expectStream(kWatchPath, {R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"8"}}})"
+                                        "\n"
+                                        R"({"type":"MODI)",
+                                        R"(FIED","object":{"metadata":{"name":"a","resourceVersion":"9"}}})"
+                                        "\r\n"
+                                        R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"12"}}})"
+                                        "\n"});
+  std::vector<std::string> seen;
+  Status ended = client().watch(ResourceRef::pods(), "ml", WatchOptions{.resourceVersion = "7"}, [&](WatchEvent&& e) {
+    seen.push_back(e.type + ":" + e.object["metadata"].value("resourceVersion", ""));
+    return true;
+  });
+  ASSERT_TRUE(ended.ok()) << ended.error().toString();
+  EXPECT_EQ(seen, (std::vector<std::string>{"ADDED:8", "MODIFIED:9", "BOOKMARK:12"}));
+}
+
+TEST_F(RestClientTest, WatchErrorsComeBackTyped) {
+  transport_
+      ->expectStream(kWatchPath,
+                     {R"json({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"too old resource version: 7 (42)"}})json"
+                      "\n"})
+      .expectStream(kWatchPath, {R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})"
+                                 "\n"
+                                 R"({"type":"ADDED","obj)"})
+      .expectStream(kWatchPath, {"this is not json\n"})
+      .expect("GET", kWatchPath, 410, statusBody(410, "Gone", "gone"));
+  auto c = client();
+  int delivered = 0;
+  auto count = [&](WatchEvent&&) { return ++delivered > 0; };
+  WatchOptions from7{.resourceVersion = "7"};
+  EXPECT_EQ(c.watch(ResourceRef::pods(), "ml", from7, count).error().code, ErrorCode::kGone);
+  Status cut = c.watch(ResourceRef::pods(), "ml", from7, count);
+  EXPECT_EQ(cut.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(delivered, 1) << "the complete event before the cut is delivered, the partial one is not";
+  Status garbage = c.watch(ResourceRef::pods(), "ml", from7, count);
+  EXPECT_EQ(garbage.error().code, ErrorCode::kInternal);
+  EXPECT_NE(garbage.error().message.find("malformed event"), std::string::npos);
+  EXPECT_EQ(c.watch(ResourceRef::pods(), "ml", from7, count).error().code, ErrorCode::kGone);
+}
+
+TEST(LineSplitterTest, SplitsOnNewlinesAcrossChunks) {
+  LineSplitter splitter;
+  std::vector<std::string> lines;
+  auto collect = [&](std::string_view line) {
+    lines.emplace_back(line);
+    return true;
+  };
+  EXPECT_TRUE(splitter.feed("ab", collect));
+  EXPECT_TRUE(splitter.hasPartialLine());
+  EXPECT_TRUE(splitter.feed("c\n\nd\r\ne", collect));
+  EXPECT_EQ(lines, (std::vector<std::string>{"abc", "", "d"}));
+  EXPECT_TRUE(splitter.hasPartialLine());
+  EXPECT_FALSE(splitter.feed("\nx\ny\n", [&](std::string_view line) { return line != "x"; }));
+}
+
+}  // namespace
+}  // namespace ipu::kube

@@ -1,0 +1,160 @@
+#include "kube/watcher.h"
+
+#include <gtest/gtest.h>
+
+#include "fake_transport.h"
+#include "kube/store.h"
+#include "skipping_clock.h"
+
+namespace ipu::kube {
+namespace {
+
+using testing::FakeTransport;
+using testing::SkippingClock;
+using Kind = WatcherEvent::Kind;
+
+std::string watchPath(const std::string& rv) {
+  return "/api/v1/namespaces/ml/pods?watch=1&resourceVersion=" + rv + "&allowWatchBookmarks=true&timeoutSeconds=290";
+}
+std::string event(const std::string& type, const std::string& name, const std::string& rv) {
+  return Json{{"type", type}, {"object", {{"metadata", {{"name", name}, {"namespace", "ml"}, {"resourceVersion", rv}}}}}}
+             .dump() +
+         "\n";
+}
+
+class WatcherTest : public ::testing::Test {
+ protected:
+  void TearDown() override { EXPECT_EQ(transport_->unexpected(), std::vector<std::string>{}); }
+
+  // Steps the watcher n times, recording what it emits as "Kind:name".
+  void steps(Watcher& watcher, int n, std::vector<Status>* results = nullptr) {
+    for (int i = 0; i < n; ++i) {
+      Status result = watcher.step({}, [&](WatcherEvent&& e) {
+        std::string name = e.object.is_object() ? e.object["metadata"].value("name", "") : "";
+        emitted_.push_back(kindName(e.kind) + (name.empty() ? "" : ":" + name));
+        store_.apply(std::move(e));
+      });
+      if (results) results->push_back(result);
+    }
+  }
+  static std::string kindName(Kind kind) {
+    switch (kind) {
+      case Kind::kInit: return "Init";
+      case Kind::kInitApply: return "InitApply";
+      case Kind::kInitDone: return "InitDone";
+      case Kind::kApply: return "Apply";
+      case Kind::kDelete: return "Delete";
+    }
+    return "?";
+  }
+
+  std::shared_ptr<FakeTransport> transport_ = std::make_shared<FakeTransport>();
+  SkippingClock clock_;
+  RestClient client_{transport_, ClusterConfig{}, ClientOptions{}, clock_};
+  std::vector<std::string> emitted_;
+  Store store_;
+};
+
+TEST_F(WatcherTest, ListsInPagesThenWatchesFromTheListVersion) {
+  transport_
+      ->expect("GET", "/api/v1/namespaces/ml/pods?limit=2", 200,
+               R"({"kind":"PodList","apiVersion":"v1","metadata":{"continue":"c1"},"items":[{"metadata":{"name":"a","namespace":"ml"}},{"metadata":{"name":"b","namespace":"ml"}}]})")
+      .expect("GET", "/api/v1/namespaces/ml/pods?limit=2&continue=c1", 200,
+              R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"50"},"items":[{"metadata":{"name":"c","namespace":"ml"}}]})")
+      .expectStream(watchPath("50"), {event("MODIFIED", "a", "51"), event("DELETED", "b", "52"),
+                                      event("BOOKMARK", "", "60")})
+      .expectStream(watchPath("60"), {event("ADDED", "d", "61")});
+  Watcher watcher(client_, ResourceRef::pods(), "ml", WatcherConfig{.pageSize = 2}, clock_);
+  EXPECT_EQ(watcher.state(), Watcher::State::kEmpty);
+  steps(watcher, 3);
+  EXPECT_EQ(emitted_, (std::vector<std::string>{"Init", "InitApply:a", "InitApply:b", "InitApply:c", "InitDone"}));
+  EXPECT_EQ(watcher.state(), Watcher::State::kWatching);
+  EXPECT_EQ(watcher.resourceVersion(), "50");
+  EXPECT_EQ((*store_.get("ml", "a"))["kind"], "Pod") << "list items get the kind a watch event would carry";
+
+  steps(watcher, 2);  // the first watch ends cleanly (server timeout): re-watch from the bookmark's version
+  EXPECT_EQ(watcher.resourceVersion(), "61");
+  EXPECT_EQ(store_.size(), 3u);  // a, c, d
+  EXPECT_EQ(store_.get("ml", "b"), nullptr);
+  EXPECT_EQ(transport_->remaining(), 0u);
+}
+
+TEST_F(WatcherTest, GoneRelistsAndTheStoreDropsWhatDisappearedMeanwhile) {
+  transport_
+      ->expect("GET", "/api/v1/namespaces/ml/pods?limit=500", 200,
+               R"({"kind":"PodList","metadata":{"resourceVersion":"5"},"items":[{"metadata":{"name":"a","namespace":"ml","resourceVersion":"4"}},{"metadata":{"name":"b","namespace":"ml","resourceVersion":"5"}}]})")
+      .expectStream(watchPath("5"), {R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})"
+                                     "\n"})
+      .expect("GET", "/api/v1/namespaces/ml/pods?limit=500", 200,
+              R"({"kind":"PodList","metadata":{"resourceVersion":"90"},"items":[{"metadata":{"name":"b","namespace":"ml","resourceVersion":"80"}}]})");
+  Watcher watcher(client_, ResourceRef::pods(), "ml", WatcherConfig{}, clock_);
+  std::vector<Status> results;
+  steps(watcher, 5, &results);
+  ASSERT_FALSE(results[2].ok());
+  EXPECT_EQ(results[2].error().code, ErrorCode::kGone);
+  EXPECT_EQ(watcher.state(), Watcher::State::kWatching);
+  EXPECT_EQ(watcher.resourceVersion(), "90");
+  EXPECT_EQ(store_.size(), 1u);
+  EXPECT_EQ(store_.get("ml", "a"), nullptr) << "a ghost survived the relist";
+}
+
+TEST_F(WatcherTest, OtherFailuresKeepTheStateAndRunBacksOff) {
+  transport_->expect("GET", "/api/v1/namespaces/ml/pods?limit=500", 200, R"({"metadata":{"resourceVersion":"5"},"items":[]})")
+      .expectStream(watchPath("5"), {event("ADDED", "a", "6"), R"({"type":"ADDED","object":{"metad)"})
+      .expectFailure("GET", watchPath("6"), makeError(ErrorCode::kUnavailable, "connection refused"))
+      .expectStream(watchPath("6"), {event("ADDED", "b", "7")});
+  Watcher watcher(client_, ResourceRef::pods(), "ml", WatcherConfig{}, clock_);
+  std::stop_source stop;
+  std::vector<std::string> errors;
+  int applied = 0;
+  watcher.run(
+      stop.get_token(),
+      [&](WatcherEvent&& e) {
+        if (e.kind == Kind::kApply && ++applied == 2) stop.request_stop();
+      },
+      [&](const Error& error) { errors.push_back(error.toString()); });
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_NE(errors[0].find("cut in the middle of a line"), std::string::npos);
+  EXPECT_NE(errors[1].find("connection refused"), std::string::npos);
+  EXPECT_EQ(clock_.sleeps(), (std::vector<std::chrono::milliseconds>{std::chrono::milliseconds(800),
+                                                                     std::chrono::milliseconds(1600)}));
+  EXPECT_EQ(watcher.resourceVersion(), "7");
+}
+
+TEST(StoreTest, IndexesByNamespaceAndOwner) {
+  Store store;
+  store.apply({Kind::kInit, {}});
+  store.apply({Kind::kInitApply, Json::parse(R"({"metadata":{"name":"w0","namespace":"ml","ownerReferences":[{"uid":"job-1"}]}})")});
+  store.apply({Kind::kInitApply, Json::parse(R"({"metadata":{"name":"w1","namespace":"ml","ownerReferences":[{"uid":"job-1"}]}})")});
+  store.apply({Kind::kInitApply, Json::parse(R"({"metadata":{"name":"x","namespace":"other"}})")});
+  EXPECT_FALSE(store.hasSynced()) << "a list is not visible before it is complete";
+  EXPECT_EQ(store.size(), 0u);
+  auto changes = store.apply({Kind::kInitDone, {}});
+  EXPECT_TRUE(store.hasSynced());
+  EXPECT_EQ(changes.size(), 3u);
+  EXPECT_EQ(store.listNamespace("ml").size(), 2u);
+  EXPECT_EQ(store.listOwnedBy("job-1").size(), 2u);
+
+  // Re-owning and deleting keep the indexes right.
+  store.apply({Kind::kApply, Json::parse(R"({"metadata":{"name":"w1","namespace":"ml","ownerReferences":[{"uid":"job-2"}]}})")});
+  EXPECT_EQ(store.listOwnedBy("job-1").size(), 1u);
+  EXPECT_EQ(store.listOwnedBy("job-2").size(), 1u);
+  auto deleted = store.apply({Kind::kDelete, Json::parse(R"({"metadata":{"name":"w0","namespace":"ml"}})")});
+  ASSERT_EQ(deleted.size(), 1u);
+  EXPECT_EQ(deleted[0].type, StoreChange::Type::kDeleted);
+  EXPECT_EQ((*deleted[0].current)["metadata"]["ownerReferences"][0]["uid"], "job-1") << "the last known state";
+  EXPECT_TRUE(store.listOwnedBy("job-1").empty());
+  EXPECT_EQ(objectKey(Json::parse(R"({"metadata":{"name":"n1"}})")), "n1");
+}
+
+TEST(StoreTest, ReadersKeepTheirSnapshotWhileTheWriterMovesOn) {
+  Store store;
+  store.apply({Kind::kApply, Json::parse(R"({"metadata":{"name":"a","namespace":"ml","resourceVersion":"1"}})")});
+  ObjectPtr held = store.get("ml", "a");
+  store.apply({Kind::kApply, Json::parse(R"({"metadata":{"name":"a","namespace":"ml","resourceVersion":"2"}})")});
+  EXPECT_EQ((*held)["metadata"]["resourceVersion"], "1");
+  EXPECT_EQ((*store.get("ml", "a"))["metadata"]["resourceVersion"], "2");
+}
+
+}  // namespace
+}  // namespace ipu::kube
