@@ -1,0 +1,166 @@
+#include "ipujob/worker_pod.h"
+
+#include <algorithm>
+
+namespace ipu::controllers {
+namespace {
+
+constexpr const char* kShmVolume = "devshm";
+
+// The env list's entry named `name`, or nullptr.
+Json* findEnv(Json& env, const std::string& name) {
+  for (auto& entry : env) {
+    if (entry.is_object() && entry.value("name", "") == name) return &entry;
+  }
+  return nullptr;
+}
+
+// Sets the variable whatever the user wrote (replacing their entry in place, so it is never listed twice).
+void setEnv(Json& env, const std::string& name, const std::string& value) {
+  if (Json* existing = findEnv(env, name)) {
+    *existing = {{"name", name}, {"value", value}};
+  } else {
+    env.push_back({{"name", name}, {"value", value}});
+  }
+}
+
+// Adds the variable unless the user set it: their value is a deliberate override.
+void defaultEnv(Json& env, const std::string& name, const std::string& value) {
+  if (findEnv(env, name) == nullptr) env.push_back({{"name", name}, {"value", value}});
+}
+
+bool mountsDevShm(const Json& container) {
+  for (const auto& mount : container.value("volumeMounts", Json::array())) {
+    if (mount.is_object() && mount.value("mountPath", "") == "/dev/shm") return true;
+  }
+  return false;
+}
+
+bool hasVolume(const Json& podSpec, const std::string& name) {
+  for (const auto& volume : podSpec.value("volumes", Json::array())) {
+    if (volume.is_object() && volume.value("name", "") == name) return true;
+  }
+  return false;
+}
+
+void addIpcLock(Json& container) {
+  Json& add = container["securityContext"]["capabilities"]["add"];
+  if (!add.is_array()) add = Json::array();
+  bool present = std::any_of(add.begin(), add.end(), [](const Json& c) {
+    return c.is_string() && (c == "IPC_LOCK" || c == "CAP_IPC_LOCK");
+  });
+  if (!present) add.push_back("IPC_LOCK");
+}
+
+void injectEnv(Json& container, const api::IpuJob& job, int workerIndex, const PartitionAssignment& partition,
+               const WorkerPodOptions& options) {
+  const api::IpuJobSpec& spec = job.spec;
+  int instance = workerIndex / spec.workersPerJobInstance;
+  int workerInInstance = workerIndex % spec.workersPerJobInstance;
+  Json& env = container["env"];
+  if (!env.is_array()) env = Json::array();
+
+  setEnv(env, "IPUOF_VIPU_API_HOST", partition.vipuHost);
+  setEnv(env, "IPUOF_VIPU_API_PORT", std::to_string(partition.vipuPort));
+  setEnv(env, "IPUOF_VIPU_API_PARTITION_ID", partition.partitionId);
+  defaultEnv(env, "IPUOF_VIPU_API_GCD_ID", "0");
+  defaultEnv(env, "IPUOF_VIPU_API_TIMEOUT", std::to_string(options.ipuofTimeoutSeconds));
+  if (!partition.poplarTargetOptions.empty()) defaultEnv(env, "POPLAR_TARGET_OPTIONS", partition.poplarTargetOptions);
+
+  // What poprun would pass to this worker as one instance of the partition's replicas.
+  defaultEnv(env, "POPDIST_NUM_TOTAL_REPLICAS", std::to_string(spec.replicasPerInstance()));
+  defaultEnv(env, "POPDIST_NUM_IPUS_PER_REPLICA", std::to_string(spec.ipusPerReplica()));
+  defaultEnv(env, "POPDIST_NUM_LOCAL_REPLICAS", std::to_string(spec.modelReplicasPerWorker));
+  defaultEnv(env, "POPDIST_UNIFORM_REPLICAS_PER_INSTANCE", "1");
+  defaultEnv(env, "POPDIST_REPLICA_INDEX_OFFSET", std::to_string(workerInInstance * spec.modelReplicasPerWorker));
+  defaultEnv(env, "POPDIST_LOCAL_INSTANCE_INDEX", "0");
+
+  setEnv(env, "IPUJOB_NAME", job.identity.name);
+  setEnv(env, "IPUJOB_NAMESPACE", job.identity.ns);
+  setEnv(env, "IPUJOB_INSTANCE", std::to_string(instance));
+  setEnv(env, "IPUJOB_INSTANCES", std::to_string(spec.jobInstances));
+  setEnv(env, "IPUJOB_WORKER_INDEX", std::to_string(workerIndex));
+  setEnv(env, "IPUJOB_WORKER_IN_INSTANCE", std::to_string(workerInInstance));
+  setEnv(env, "IPUJOB_WORKERS_PER_INSTANCE", std::to_string(spec.workersPerJobInstance));
+  setEnv(env, "IPUJOB_IPUS_PER_INSTANCE", std::to_string(spec.ipusPerJobInstance));
+  setEnv(env, "IPUJOB_SERVICE", headlessServiceName(job.identity.name));
+}
+
+Json jobLabels(const api::IpuJob& job) { return {{kJobNameLabel, job.identity.name}}; }
+
+}  // namespace
+
+std::string workerPodName(const std::string& jobName, int workerIndex) {
+  return jobName + "-worker-" + std::to_string(workerIndex);
+}
+
+std::string headlessServiceName(const std::string& jobName) { return jobName; }
+
+Json ownerReferenceTo(const api::ObjectIdentity& job) {
+  return {{"apiVersion", std::string(api::kGroup) + "/" + api::kVersion},
+          {"kind", api::kKind},
+          {"name", job.name},
+          {"uid", job.uid},
+          {"controller", true},
+          {"blockOwnerDeletion", true}};
+}
+
+Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssignment& partition,
+                    const WorkerPodOptions& options) {
+  const Json& podTemplate = job.spec.workerTemplate;
+  Json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}};
+  Json metadata = podTemplate.value("metadata", Json::object());
+  if (!metadata.is_object()) metadata = Json::object();
+  metadata.erase("name");
+  metadata.erase("generateName");
+  metadata["name"] = workerPodName(job.identity.name, workerIndex);
+  metadata["namespace"] = job.identity.ns;
+  Json& labels = metadata["labels"];
+  if (!labels.is_object()) labels = Json::object();
+  labels.update(jobLabels(job));
+  labels[kInstanceLabel] = std::to_string(workerIndex / job.spec.workersPerJobInstance);
+  labels[kWorkerIndexLabel] = std::to_string(workerIndex);
+  metadata["ownerReferences"] = Json::array({ownerReferenceTo(job.identity)});
+  pod["metadata"] = std::move(metadata);
+
+  Json spec = podTemplate.value("spec", Json::object());
+  spec["hostIPC"] = true;
+  spec["restartPolicy"] = "Never";
+  spec["hostname"] = workerPodName(job.identity.name, workerIndex);
+  spec["subdomain"] = headlessServiceName(job.identity.name);
+
+  bool needsShmVolume = false;
+  for (auto& container : spec["containers"]) {
+    addIpcLock(container);
+    if (!mountsDevShm(container)) {
+      Json& mounts = container["volumeMounts"];
+      if (!mounts.is_array()) mounts = Json::array();
+      mounts.push_back({{"name", kShmVolume}, {"mountPath", "/dev/shm"}});
+      needsShmVolume = true;
+    }
+    injectEnv(container, job, workerIndex, partition, options);
+  }
+  if (needsShmVolume && !hasVolume(spec, kShmVolume)) {
+    Json& volumes = spec["volumes"];
+    if (!volumes.is_array()) volumes = Json::array();
+    volumes.push_back({{"name", kShmVolume}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", options.shmSizeLimit}}}});
+  }
+  pod["spec"] = std::move(spec);
+  return pod;
+}
+
+Json buildHeadlessService(const api::IpuJob& job) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Service"},
+          {"metadata",
+           {{"name", headlessServiceName(job.identity.name)},
+            {"namespace", job.identity.ns},
+            {"labels", jobLabels(job)},
+            {"ownerReferences", Json::array({ownerReferenceTo(job.identity)})}}},
+          {"spec",
+           {{"clusterIP", "None"},
+            {"publishNotReadyAddresses", true},  // peers must resolve each other before they are Ready
+            {"selector", jobLabels(job)}}}};
+}
+
+}  // namespace ipu::controllers

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "api/ipujob.h"
+
+namespace ipu::controllers {
+
+using Json = nlohmann::json;
+
+// Labels on everything the operator creates for a job; the selectors and indexes use them.
+inline constexpr const char* kJobNameLabel = "graphcore.ai/ipujob";
+inline constexpr const char* kInstanceLabel = "graphcore.ai/job-instance";
+inline constexpr const char* kWorkerIndexLabel = "graphcore.ai/worker-index";
+
+// Where a job instance's partition is and how Poplar should see it.
+struct PartitionAssignment {
+  std::string partitionId;
+  std::string vipuHost;
+  int vipuPort = 8090;
+  std::string poplarTargetOptions;  // JSON text, as POPLAR_TARGET_OPTIONS wants it
+};
+
+struct WorkerPodOptions {
+  std::string shmSizeLimit = "10Gi";  // for the /dev/shm emptyDir the operator adds when the user has none
+  int ipuofTimeoutSeconds = 120;      // IPUOF_VIPU_API_TIMEOUT unless the user set it
+};
+
+std::string workerPodName(const std::string& jobName, int workerIndex);
+// The headless Service that gives worker pods stable DNS names (<pod>.<service>); named after the job.
+std::string headlessServiceName(const std::string& jobName);
+
+// Worker pod `workerIndex` (0 .. workerCount-1) of the job: the user's template with what Poplar needs merged
+// in, never duplicating what the user already wrote:
+//  - hostIPC: true;
+//  - a memory-backed emptyDir mounted at /dev/shm in every container that mounts nothing there;
+//  - the IPC_LOCK capability in every container;
+//  - IPUOF_VIPU_API_HOST/PORT/PARTITION_ID (always ours: the partition is the operator's), IPUOF_VIPU_API_GCD_ID,
+//    IPUOF_VIPU_API_TIMEOUT, POPLAR_TARGET_OPTIONS and POPDIST_* (the user's value wins when set), and IPUJOB_*;
+//  - labels, the controller ownerReference, hostname/subdomain for the headless Service, restartPolicy Never
+//    (restarts are the job's: the operator replaces pods, so a restart gets a reset partition).
+// Pure: the same inputs give the same pod.
+Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssignment& partition,
+                    const WorkerPodOptions& options = {});
+
+// The headless Service for the job's worker pods.
+Json buildHeadlessService(const api::IpuJob& job);
+
+// The controller ownerReference to the job, as children carry it.
+Json ownerReferenceTo(const api::ObjectIdentity& job);
+
+}  // namespace ipu::controllers

@@ -1,0 +1,181 @@
+#include "api/ipujob.h"
+
+#include <charconv>
+
+namespace ipu::api {
+namespace {
+
+Error invalid(const std::string& field, const std::string& message) {
+  Error error = makeError(ErrorCode::kInvalidArgument, "spec." + field + ": " + message);
+  error.causes.push_back({"spec." + field, message, "FieldValueInvalid"});
+  return error;
+}
+
+std::optional<int> parseCount(std::string_view text) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  int value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+// A number written as a string (Graphcore's API does this), within [1, max].
+Result<int> countField(const Json& spec, const std::string& field, int fallback, int max) {
+  auto found = spec.find(field);
+  if (found == spec.end() || found->is_null()) return fallback;
+  if (!found->is_string()) return invalid(field, "must be a number written as a string, like \"4\"");
+  auto value = parseCount(found->get<std::string>());
+  if (!value || *value < 1 || *value > max) {
+    return invalid(field, "must be a whole number from 1 to " + std::to_string(max) + ", not \"" +
+                              found->get<std::string>() + "\"");
+  }
+  return *value;
+}
+
+std::optional<int64_t> optionalInteger(const Json& spec, const std::string& field) {
+  auto found = spec.find(field);
+  if (found == spec.end() || !found->is_number_integer()) return std::nullopt;
+  return found->get<int64_t>();
+}
+
+}  // namespace
+
+bool IpuJobSpec::restartsOnExitCode(int code) const {
+  for (const auto& range : restartExitCodes) {
+    if (code >= range.first && code <= range.last) return true;
+  }
+  return false;
+}
+
+Result<std::vector<ExitCodeRange>> parseExitCodes(const std::string& text) {
+  std::vector<ExitCodeRange> ranges;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string_view item(text.data() + start, (comma == std::string::npos ? text.size() : comma) - start);
+    size_t dash = item.find('-');
+    auto first = parseCount(item.substr(0, dash));
+    auto last = dash == std::string_view::npos ? first : parseCount(item.substr(dash + 1));
+    if (!first || !last || *first < 0 || *last > 255 || *first > *last) {
+      return invalid("restartPolicy.exitCodes",
+                     "must be exit codes (0-255) and ascending ranges separated by commas, like \"1,3-5\", not \"" +
+                         text + "\"");
+    }
+    ranges.push_back({*first, *last});
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return ranges;
+}
+
+Result<IpuJobSpec> parseIpuJobSpec(const Json& spec) {
+  if (!spec.is_object()) return invalid("", "the IPUJob has no spec");
+  IpuJobSpec out;
+
+  if (auto instances = optionalInteger(spec, "jobInstances")) {
+    if (*instances < 1 || *instances > 1024) return invalid("jobInstances", "must be from 1 to 1024");
+    out.jobInstances = static_cast<int>(*instances);
+  } else if (spec.contains("jobInstances") && !spec["jobInstances"].is_null()) {
+    return invalid("jobInstances", "must be a whole number");
+  }
+
+  if (!spec.contains("ipusPerJobInstance")) return invalid("ipusPerJobInstance", "is required");
+  auto ipus = countField(spec, "ipusPerJobInstance", 0, 1024);
+  if (!ipus) return ipus.error();
+  if ((*ipus & (*ipus - 1)) != 0) {
+    return invalid("ipusPerJobInstance", "must be a power of two from 1 to 1024, not " + std::to_string(*ipus));
+  }
+  out.ipusPerJobInstance = *ipus;
+
+  auto workers = countField(spec, "workersPerJobInstance", 1, 1024);
+  if (!workers) return workers.error();
+  out.workersPerJobInstance = *workers;
+  auto replicas = countField(spec, "modelReplicasPerWorker", 1, 1024);
+  if (!replicas) return replicas.error();
+  out.modelReplicasPerWorker = *replicas;
+  if (out.ipusPerJobInstance % out.replicasPerInstance() != 0) {
+    return invalid("modelReplicasPerWorker",
+                   "workersPerJobInstance x modelReplicasPerWorker (" + std::to_string(out.replicasPerInstance()) +
+                       " replicas) must divide ipusPerJobInstance (" + std::to_string(out.ipusPerJobInstance) +
+                       ") so that every replica gets the same number of IPUs");
+  }
+
+  const Json& workersField = spec.value("workers", Json());
+  if (!workersField.is_object() || !workersField.contains("template") || !workersField["template"].is_object()) {
+    return invalid("workers.template", "is required (the worker pods' PodTemplateSpec)");
+  }
+  out.workerTemplate = workersField["template"];
+  const Json& podSpec = out.workerTemplate.value("spec", Json());
+  if (!podSpec.is_object() || !podSpec.contains("containers") || !podSpec["containers"].is_array() ||
+      podSpec["containers"].empty()) {
+    return invalid("workers.template.spec.containers", "must list at least one container");
+  }
+  for (const auto& container : podSpec["containers"]) {
+    if (!container.is_object() || !container.value("name", Json()).is_string() ||
+        !container.value("image", Json()).is_string()) {
+      return invalid("workers.template.spec.containers", "every container needs a name and an image");
+    }
+  }
+  if (auto declared = optionalInteger(workersField, "replicas"); declared && *declared != out.workerCount()) {
+    return invalid("workers.replicas", "when given, must equal jobInstances x workersPerJobInstance (" +
+                                           std::to_string(out.workerCount()) + ")");
+  }
+
+  if (const Json& launcher = spec.value("launcher", Json()); launcher.is_object()) {
+    for (const auto& part : launcher.value("command", Json::array())) {
+      if (!part.is_string()) return invalid("launcher.command", "must be a list of strings");
+      out.launcherCommand.push_back(part);
+    }
+    out.launcherEnv = launcher.value("env", Json::array());
+  }
+
+  if (const Json& restart = spec.value("restartPolicy", Json()); restart.is_object()) {
+    std::string type = restart.value("type", "Never");
+    if (type == "Never") out.restartType = RestartType::kNever;
+    else if (type == "OnFailure") out.restartType = RestartType::kOnFailure;
+    else if (type == "Always") out.restartType = RestartType::kAlways;
+    else if (type == "ExitCode") out.restartType = RestartType::kExitCode;
+    else return invalid("restartPolicy.type", "must be Always, OnFailure, Never or ExitCode, not \"" + type + "\"");
+    if (auto limit = optionalInteger(restart, "backOffLimit")) {
+      if (*limit < 0) return invalid("restartPolicy.backOffLimit", "must not be negative");
+      out.backOffLimit = static_cast<int>(*limit);
+    }
+    if (restart.contains("exitCodes") && restart["exitCodes"].is_string()) {
+      auto codes = parseExitCodes(restart["exitCodes"]);
+      if (!codes) return codes.error();
+      out.restartExitCodes = *codes;
+    }
+    if (out.restartType == RestartType::kExitCode && out.restartExitCodes.empty()) {
+      return invalid("restartPolicy.exitCodes", "is required with restartPolicy.type ExitCode (like \"1,3-5\")");
+    }
+  }
+
+  std::string clean = spec.value("cleanPodPolicy", "None");
+  if (clean == "None") out.cleanPodPolicy = CleanPodPolicy::kNone;
+  else if (clean == "All") out.cleanPodPolicy = CleanPodPolicy::kAll;
+  else if (clean == "Workers") out.cleanPodPolicy = CleanPodPolicy::kWorkers;
+  else return invalid("cleanPodPolicy", "must be None, All or Workers, not \"" + clean + "\"");
+
+  out.suspend = spec.value("suspend", false);
+  out.ttlSecondsAfterFinished = optionalInteger(spec, "ttlSecondsAfterFinished");
+  out.activeDeadlineSeconds = optionalInteger(spec, "activeDeadlineSeconds");
+  out.priority = static_cast<int>(optionalInteger(spec, "priority").value_or(0));
+  return out;
+}
+
+Result<IpuJob> parseIpuJob(const Json& object) {
+  if (!object.is_object() || object.value("kind", "") != kKind) {
+    return makeError(ErrorCode::kInvalidArgument, "not an IPUJob");
+  }
+  const Json& metadata = object.value("metadata", Json::object());
+  IpuJob job;
+  job.identity = {metadata.value("namespace", ""), metadata.value("name", ""), metadata.value("uid", "")};
+  job.generation = metadata.value("generation", int64_t{0});
+  auto spec = parseIpuJobSpec(object.value("spec", Json()));
+  if (!spec) return spec.error();
+  job.spec = std::move(*spec);
+  return job;
+}
+
+}  // namespace ipu::api

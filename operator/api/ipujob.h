@@ -1,0 +1,77 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+
+namespace ipu::api {
+
+using Json = nlohmann::json;
+
+inline constexpr const char* kGroup = "graphcore.ai";
+inline constexpr const char* kVersion = "v1alpha1";
+inline constexpr const char* kKind = "IPUJob";
+
+enum class RestartType { kNever, kOnFailure, kAlways, kExitCode };
+enum class CleanPodPolicy { kNone, kAll, kWorkers };
+
+// An inclusive range of exit codes from restartPolicy.exitCodes ("1,3-5" -> {1,1},{3,5}).
+struct ExitCodeRange {
+  int first = 0;
+  int last = 0;
+  bool operator==(const ExitCodeRange&) const = default;
+};
+
+// The spec of an IPUJob as the controller works with it: numbers parsed, defaults filled, checked.
+// The pod template stays JSON: it is the user's PodTemplateSpec, merged into worker pods as written.
+struct IpuJobSpec {
+  int jobInstances = 1;
+  int ipusPerJobInstance = 0;
+  int workersPerJobInstance = 1;
+  int modelReplicasPerWorker = 1;
+  Json workerTemplate;                       // PodTemplateSpec
+  std::vector<std::string> launcherCommand;  // empty: no launcher
+  Json launcherEnv = Json::array();
+  RestartType restartType = RestartType::kNever;
+  int backOffLimit = 3;
+  std::vector<ExitCodeRange> restartExitCodes;
+  CleanPodPolicy cleanPodPolicy = CleanPodPolicy::kNone;
+  bool suspend = false;
+  std::optional<int64_t> ttlSecondsAfterFinished;
+  std::optional<int64_t> activeDeadlineSeconds;
+  int priority = 0;
+
+  int workerCount() const { return jobInstances * workersPerJobInstance; }
+  int replicasPerInstance() const { return workersPerJobInstance * modelReplicasPerWorker; }
+  int ipusPerReplica() const { return ipusPerJobInstance / replicasPerInstance(); }
+  bool restartsOnExitCode(int code) const;
+};
+
+// The identity of an IPUJob object that its children refer to.
+struct ObjectIdentity {
+  std::string ns;
+  std::string name;
+  std::string uid;
+};
+
+struct IpuJob {
+  ObjectIdentity identity;
+  int64_t generation = 0;
+  IpuJobSpec spec;
+};
+
+// Reads and checks an IPUJob as the API server returns it. The CRD refuses most bad input at the door;
+// this repeats every rule (and adds the ones CEL cannot express) so that a job created before a CRD upgrade,
+// or a client-side check, gets the same clear message. Errors are InvalidArgument naming the field.
+Result<IpuJob> parseIpuJob(const Json& object);
+Result<IpuJobSpec> parseIpuJobSpec(const Json& spec);
+// "1,3-5" -> ranges; InvalidArgument on anything else.
+Result<std::vector<ExitCodeRange>> parseExitCodes(const std::string& text);
+
+}  // namespace ipu::api

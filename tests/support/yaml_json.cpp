@@ -1,0 +1,45 @@
+#include "yaml_json.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <regex>
+
+namespace ipu::testing {
+namespace {
+
+nlohmann::json convert(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: {
+      nlohmann::json out = nlohmann::json::object();
+      for (const auto& entry : node) out[entry.first.as<std::string>()] = convert(entry.second);
+      return out;
+    }
+    case YAML::NodeType::Sequence: {
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& item : node) out.push_back(convert(item));
+      return out;
+    }
+    case YAML::NodeType::Scalar: {
+      std::string text = node.Scalar();
+      if (node.Tag() == "!") return text;  // quoted: always a string
+      if (text == "true" || text == "false") return text == "true";
+      if (text == "null" || text == "~") return nullptr;
+      static const std::regex integer("^-?[0-9]+$"), number("^-?[0-9]*\\.[0-9]+([eE][-+]?[0-9]+)?$");
+      if (std::regex_match(text, integer)) return std::stoll(text);
+      if (std::regex_match(text, number)) return std::stod(text);
+      return text;
+    }
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return nullptr;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+nlohmann::json yamlToJson(const std::string& yaml) { return convert(YAML::Load(yaml)); }
+nlohmann::json yamlFileToJson(const std::string& path) { return convert(YAML::LoadFile(path)); }
+
+}  // namespace ipu::testing

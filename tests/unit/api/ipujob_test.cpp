@@ -1,0 +1,104 @@
+#include "api/ipujob.h"
+
+#include <gtest/gtest.h>
+
+#include "yaml_json.h"
+
+namespace ipu::api {
+namespace {
+
+using testing::yamlFileToJson;
+using testing::yamlToJson;
+
+const std::string kContainers = "workers: {template: {spec: {containers: [{name: main, image: busybox}]}}}\n";
+
+TEST(IpuJobTest, UsersManifestsParseWithDefaults) {
+  auto multi = parseIpuJob(yamlFileToJson(IPU_EXAMPLES_DIR "/bert-training-multi-ipu.yaml"));
+  ASSERT_TRUE(multi.ok()) << multi.error().toString();
+  EXPECT_EQ(multi->spec.jobInstances, 1);
+  EXPECT_EQ(multi->spec.ipusPerJobInstance, 4);
+  EXPECT_EQ(multi->spec.workersPerJobInstance, 1);
+  EXPECT_EQ(multi->spec.modelReplicasPerWorker, 1);
+  EXPECT_EQ(multi->spec.ipusPerReplica(), 4);
+  EXPECT_EQ(multi->spec.restartType, RestartType::kNever);
+  EXPECT_EQ(multi->spec.backOffLimit, 3);
+  EXPECT_EQ(multi->spec.cleanPodPolicy, CleanPodPolicy::kNone);
+
+  auto poprun = parseIpuJob(yamlFileToJson(IPU_EXAMPLES_DIR "/bert-poprun-64ipus.yaml"));
+  ASSERT_TRUE(poprun.ok()) << poprun.error().toString();
+  EXPECT_EQ(poprun->spec.ipusPerJobInstance, 64);
+  EXPECT_EQ(poprun->spec.modelReplicasPerWorker, 16);
+  EXPECT_EQ(poprun->spec.ipusPerReplica(), 4);  // the --ipus-per-replica 4 the user passes to poprun
+}
+
+TEST(IpuJobTest, EveryFieldIsRead) {
+  auto spec = parseIpuJobSpec(yamlToJson(R"(
+jobInstances: 2
+ipusPerJobInstance: "16"
+workersPerJobInstance: "2"
+modelReplicasPerWorker: "4"
+launcher: {command: [python3, train.py], env: [{name: A, value: b}]}
+restartPolicy: {type: ExitCode, backOffLimit: 5, exitCodes: " 1, 3-5 "}
+cleanPodPolicy: Workers
+suspend: true
+ttlSecondsAfterFinished: 600
+activeDeadlineSeconds: 3600
+priority: 10
+)" + kContainers));
+  ASSERT_TRUE(spec.ok()) << spec.error().toString();
+  EXPECT_EQ(spec->workerCount(), 4);
+  EXPECT_EQ(spec->replicasPerInstance(), 8);
+  EXPECT_EQ(spec->ipusPerReplica(), 2);
+  EXPECT_EQ(spec->launcherCommand, (std::vector<std::string>{"python3", "train.py"}));
+  EXPECT_EQ(spec->restartType, RestartType::kExitCode);
+  EXPECT_EQ(spec->backOffLimit, 5);
+  EXPECT_EQ(spec->restartExitCodes, (std::vector<ExitCodeRange>{{1, 1}, {3, 5}}));
+  EXPECT_TRUE(spec->restartsOnExitCode(4));
+  EXPECT_FALSE(spec->restartsOnExitCode(2));
+  EXPECT_EQ(spec->cleanPodPolicy, CleanPodPolicy::kWorkers);
+  EXPECT_TRUE(spec->suspend);
+  EXPECT_EQ(spec->ttlSecondsAfterFinished, 600);
+  EXPECT_EQ(spec->activeDeadlineSeconds, 3600);
+  EXPECT_EQ(spec->priority, 10);
+}
+
+TEST(IpuJobTest, MalformedSpecsGiveMessagesNamingTheField) {
+  struct Case {
+    std::string yaml;
+    std::string message;
+  };
+  for (const auto& c : std::vector<Case>{
+           {kContainers, "spec.ipusPerJobInstance: is required"},
+           {"ipusPerJobInstance: \"3\"\n" + kContainers, "must be a power of two from 1 to 1024, not 3"},
+           {"ipusPerJobInstance: \"four\"\n" + kContainers, "must be a whole number from 1 to 1024, not \"four\""},
+           {"ipusPerJobInstance: 4\n" + kContainers, "must be a number written as a string"},
+           {"ipusPerJobInstance: \"2048\"\n" + kContainers, "from 1 to 1024"},
+           {"ipusPerJobInstance: \"4\"\njobInstances: 0\n" + kContainers, "spec.jobInstances: must be from 1 to 1024"},
+           {"ipusPerJobInstance: \"4\"\njobInstances: two\n" + kContainers, "spec.jobInstances: must be a whole number"},
+           {"ipusPerJobInstance: \"4\"\nmodelReplicasPerWorker: \"3\"\n" + kContainers, "must divide ipusPerJobInstance"},
+           {"ipusPerJobInstance: \"4\"\n", "spec.workers.template: is required"},
+           {"ipusPerJobInstance: \"4\"\nworkers: {template: {spec: {containers: []}}}\n", "must list at least one container"},
+           {"ipusPerJobInstance: \"4\"\nworkers: {template: {spec: {containers: [{name: x}]}}}\n", "needs a name and an image"},
+           {"ipusPerJobInstance: \"4\"\njobInstances: 2\nworkers: {replicas: 3, template: {spec: {containers: [{name: a, image: b}]}}}\n",
+            "must equal jobInstances x workersPerJobInstance (2)"},
+           {"ipusPerJobInstance: \"4\"\nrestartPolicy: {type: Sometimes}\n" + kContainers, "must be Always, OnFailure, Never or ExitCode"},
+           {"ipusPerJobInstance: \"4\"\nrestartPolicy: {type: ExitCode}\n" + kContainers, "is required with restartPolicy.type ExitCode"},
+           {"ipusPerJobInstance: \"4\"\nrestartPolicy: {type: ExitCode, exitCodes: \"5-3\"}\n" + kContainers, "ascending ranges"},
+           {"ipusPerJobInstance: \"4\"\nrestartPolicy: {type: ExitCode, exitCodes: \"1,,2\"}\n" + kContainers, "like \"1,3-5\""},
+           {"ipusPerJobInstance: \"4\"\nrestartPolicy: {backOffLimit: -1}\n" + kContainers, "must not be negative"},
+           {"ipusPerJobInstance: \"4\"\ncleanPodPolicy: Some\n" + kContainers, "must be None, All or Workers"},
+           {"ipusPerJobInstance: \"4\"\nlauncher: {command: [1]}\n" + kContainers, "must be a list of strings"},
+       }) {
+    auto spec = parseIpuJobSpec(yamlToJson(c.yaml));
+    ASSERT_FALSE(spec.ok()) << c.yaml;
+    EXPECT_EQ(spec.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(spec.error().message.find(c.message), std::string::npos)
+        << "expected '" << c.message << "' in: " << spec.error().message;
+    EXPECT_FALSE(spec.error().causes.empty());
+  }
+  EXPECT_FALSE(parseIpuJobSpec(nlohmann::json("not an object")).ok());
+  EXPECT_FALSE(parseIpuJob(yamlToJson("kind: Pod\n")).ok());
+}
+
+}  // namespace
+}  // namespace ipu::api
