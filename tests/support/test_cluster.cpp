@@ -84,16 +84,6 @@ RunResult TestCluster::kubectl(const std::vector<std::string>& args, const RunOp
   return run(kubectlCommand(args), options);
 }
 
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout,
-                std::chrono::milliseconds interval) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (true) {
-    if (condition()) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(interval);
-  }
-}
-
 void ClusterTest::SetUp() {
   namespace_ = namespaceFor(*::testing::UnitTest::GetInstance()->current_test_info());
   auto created = cluster().kubectl({"create", "namespace", namespace_});

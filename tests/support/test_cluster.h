@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "eventually.h"
 #include "subprocess.h"
 
 namespace ipu::testing {
@@ -37,10 +38,6 @@ class TestCluster {
  private:
   std::string dir_, kubeconfig_, binDir_, etcd_;
 };
-
-// Polls condition every interval until it holds or the timeout passes.
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout,
-                std::chrono::milliseconds interval = std::chrono::milliseconds(200));
 
 // A test that gets a fresh namespace of its own, deleted afterwards.
 class ClusterTest : public ::testing::Test {

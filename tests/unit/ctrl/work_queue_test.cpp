@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "eventually.h"
 #include "fake_clock.h"
 
 namespace ipu::ctrl {
@@ -32,16 +33,8 @@ using namespace std::chrono_literals;
 using testing::FakeClock;
 using Depth = WorkQueue::Depth;
 
-// Polls `condition` in real time. Only for letting other threads get somewhere; the bound is generous
-// because it only stops a hung test, and nothing asserts how fast the condition became true.
-bool eventually(const std::function<bool()>& condition) {
-  const auto giveUp = std::chrono::steady_clock::now() + 30s;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > giveUp) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
+// Lets other threads get somewhere; see eventually.h.
+bool eventually(const std::function<bool()>& condition) { return testing::eventually(condition, 30s, 1ms); }
 
 // get() on its own thread, for the tests where it has to block.
 class AsyncGet {
