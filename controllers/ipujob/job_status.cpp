@@ -1,0 +1,53 @@
+#include "ipujob/job_status.h"
+
+namespace ipu::controllers {
+
+bool isTerminalPhase(const std::string& phase) {
+  return phase == kPhaseSucceeded || phase == kPhaseFailed;
+}
+
+Json setCondition(const Json& conditions, const Condition& condition, const std::string& now) {
+  Json result = Json::array();
+  const std::string status = condition.status ? "True" : "False";
+  bool found = false;
+  if (conditions.is_array()) {
+    for (const Json& existing : conditions) {
+      if (existing.value("type", "") != condition.type) {
+        result.push_back(existing);
+        continue;
+      }
+      found = true;
+      Json updated = {
+          {"type", condition.type},
+          {"status", status},
+          {"reason", condition.reason},
+          {"message", condition.message},
+          {"observedGeneration", condition.observedGeneration},
+          {"lastTransitionTime",
+           existing.value("status", "") == status ? existing.value("lastTransitionTime", now) : now}};
+      result.push_back(std::move(updated));
+    }
+  }
+  if (!found) {
+    result.push_back({{"type", condition.type},
+                      {"status", status},
+                      {"reason", condition.reason},
+                      {"message", condition.message},
+                      {"observedGeneration", condition.observedGeneration},
+                      {"lastTransitionTime", now}});
+  }
+  return result;
+}
+
+Json conditionsForPhase(const Json& conditions, const std::string& phase, const std::string& reason,
+                        const std::string& message, int64_t generation, const std::string& now) {
+  const bool admitted = phase == kPhaseCreating || phase == kPhaseRunning || phase == kPhaseSucceeded;
+  Json result = setCondition(conditions, {"Admitted", admitted, reason, message, generation}, now);
+  result = setCondition(result, {"Ready", phase == kPhaseRunning, reason, message, generation}, now);
+  if (phase == kPhaseSucceeded || phase == kPhaseFailed) {
+    result = setCondition(result, {phase, true, reason, message, generation}, now);
+  }
+  return result;
+}
+
+}  // namespace ipu::controllers

@@ -1,0 +1,299 @@
+// ipu-operator end to end: kubectl create of a user's IPUJob -> partition on vipu-sim -> worker pod ->
+// Running
+// -> delete -> partition released, pod collected.
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <signal.h>
+
+#include "eventually.h"
+#include "sim_process.h"
+#include "subprocess.h"
+#include "test_cluster.h"
+#include "vipu/partition_id.h"
+#include "vipu/vipu_client.h"
+
+namespace ipu::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using Json = nlohmann::json;
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int countIf(const Json& array, const std::function<bool(const Json&)>& predicate) {
+  int count = 0;
+  if (array.is_array()) {
+    for (const Json& item : array) count += predicate(item) ? 1 : 0;
+  }
+  return count;
+}
+
+// The user's 4-IPU manifest with the worker template annotated so that kwok ends the pod with `exitCode`.
+std::string manifestExitingWith(int exitCode) {
+  std::string manifest = readFile(IPU_SOURCE_DIR "/examples/ipujobs/bert-training-multi-ipu.yaml");
+  const std::string anchor = "    template:\n";
+  const auto at = manifest.find(anchor);
+  if (at == std::string::npos) return "";
+  manifest.insert(at + anchor.size(),
+                  "      metadata: {annotations: {ipu-operator.dev/simulate-exit-code: \"" +
+                      std::to_string(exitCode) + "\"}}\n");
+  return manifest;
+}
+
+class OperatorTest : public ClusterTest {
+ protected:
+  static void SetUpTestSuite() {
+    const auto& cluster = TestCluster::get();
+    auto applied = cluster.kubectl({"apply", "-f", IPU_SOURCE_DIR "/crds/ipujobs.graphcore.ai.yaml"});
+    ASSERT_TRUE(applied.ok()) << applied.describe();
+    auto established = cluster.kubectl(
+        {"wait", "--for", "condition=established", "crd/ipujobs.graphcore.ai", "--timeout", "60s"});
+    ASSERT_TRUE(established.ok()) << established.describe();
+  }
+
+  void SetUp() override {
+    ClusterTest::SetUp();
+    directory_ = fs::temp_directory_path() / ("ipu-operator-test-" + ns());
+    fs::remove_all(directory_);
+    fs::create_directories(directory_);
+    std::string failure;
+    sim_ = vipu::testing::SimProcess::start(
+        directory_,
+        {"--pod", "pod64", "--state-file", directory_ + "/state.json", "--activation-delay-ms", "200"}, 0,
+        failure);
+    ASSERT_NE(sim_, nullptr) << failure;
+    vipu::ClientOptions options;
+    options.name = "pod64";
+    options.endpoint = sim_->endpoint();
+    auto client = vipu::VipuClient::create(options);
+    ASSERT_TRUE(client.ok()) << client.error().message;
+    vipu_ = std::move(*client);
+    startOperator();
+  }
+
+  // Leader election on, in the test's namespace: the slice runs as it would in a cluster.
+  void startOperator() {
+    operator_ = std::make_unique<BackgroundProcess>(std::vector<std::string>{
+        IPU_OPERATOR_BINARY, "--kubeconfig", cluster().kubeconfig(), "--vipu-controller",
+        "pod64=" + sim_->endpoint(), "--leader-election-namespace", ns(), "--log-level", "debug"});
+  }
+
+  void TearDown() override {
+    // Jobs go while the operator runs, so their finalizers are honoured and the namespace can be deleted.
+    if (operator_) {
+      kubectl({"delete", "ipujobs", "--all", "--timeout", "60s"});
+      const int status = operator_->stop();
+      EXPECT_EQ(status, 0) << "ipu-operator exit status";
+      if (HasFailure() || std::getenv("IPU_TEST_VERBOSE"))
+        std::cerr << "---- ipu-operator log ----\n" << operator_->stderrText();
+    }
+    if (sim_) {
+      if (HasFailure()) std::cerr << "---- vipu-sim log ----\n" << sim_->log();
+      sim_->stop();
+    }
+    fs::remove_all(directory_);
+    ClusterTest::TearDown();
+  }
+
+  // Creates the manifest in the test's namespace and returns the created IPUJob's name (they use
+  // generateName).
+  std::string createJob(const std::string& manifest) {
+    auto created = kubectl({"create", "-f", "-", "-o", "name"}, RunOptions{.input = manifest});
+    EXPECT_TRUE(created.ok()) << created.describe();
+    std::string name = created.out.substr(created.out.find('/') + 1);
+    while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+    return name;
+  }
+
+  Json jobStatus(const std::string& job) const {
+    const Json object = getJson("ipujob", job);
+    return object.is_object() ? object.value("status", Json::object()) : Json::object();
+  }
+
+  std::optional<vipu::Partition> partition(const std::string& id) {
+    auto partitions = vipu_->listPartitions("");
+    if (!partitions) return std::nullopt;
+    for (const auto& partition : *partitions) {
+      if (partition.id == id) return partition;
+    }
+    return std::nullopt;
+  }
+
+  std::string directory_;
+  std::unique_ptr<vipu::testing::SimProcess> sim_;
+  std::unique_ptr<vipu::VipuClient> vipu_;
+  std::unique_ptr<BackgroundProcess> operator_;
+};
+
+TEST_F(OperatorTest, UsersFourIpuJobGetsAPartitionAndARunningWorkerAndReleasesItOnDelete) {
+  const std::string job =
+      createJob(readFile(IPU_SOURCE_DIR "/examples/ipujobs/bert-training-multi-ipu.yaml"));
+  ASSERT_FALSE(job.empty());
+
+  std::string id;
+  ASSERT_TRUE(eventually(
+      [&] {
+        const Json partitions = jobStatus(job).value("partitions", Json::array());
+        if (partitions.size() != 1) return false;
+        id = partitions[0].value("id", "");
+        return !id.empty();
+      },
+      60s))
+      << "status: " << jobStatus(job).dump();
+
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto current = partition(id);
+        return current && current->readyState == vipu::ReadyState::kActive && current->size() == 4;
+      },
+      60s))
+      << "partition " << id << " never became PS_ACTIVE with 4 IPUs";
+
+  const std::string podName = job + "-worker-0";
+  ASSERT_TRUE(eventually([&] { return getJson("pod", podName).is_object(); }, 60s)) << "no pod " << podName;
+  const auto listed = kubectl({"get", "pods", "-l", "graphcore.ai/ipujob=" + job, "-o", "json"});
+  ASSERT_TRUE(listed.ok()) << listed.describe();
+  EXPECT_EQ(Json::parse(listed.out)["items"].size(), 1u);
+
+  const Json pod = getJson("pod", podName);
+  EXPECT_EQ(pod["spec"].value("hostIPC", false), true);
+  const Json& container = pod["spec"]["containers"][0];
+  EXPECT_EQ(countIf(container.value("volumeMounts", Json::array()),
+                    [](const Json& mount) { return mount.value("mountPath", "") == "/dev/shm"; }),
+            1);
+  EXPECT_EQ(countIf(container["securityContext"]["capabilities"]["add"],
+                    [](const Json& capability) { return capability == "IPC_LOCK"; }),
+            1);
+  EXPECT_EQ(countIf(container.value("env", Json::array()),
+                    [&](const Json& env) {
+                      return env.value("name", "") == "IPUOF_VIPU_API_PARTITION_ID" &&
+                             env.value("value", "") == id;
+                    }),
+            1);
+
+  EXPECT_TRUE(eventually([&] { return jobStatus(job).value("phase", "") == "Running"; }, 90s))
+      << "status: " << jobStatus(job).dump();
+  EXPECT_EQ(jobStatus(job).value("launcherStatus", ""), "Running");
+
+  auto deleted = kubectl({"delete", "ipujob", job, "--wait=false"});
+  ASSERT_TRUE(deleted.ok()) << deleted.describe();
+  EXPECT_TRUE(eventually([&] { return !partition(id).has_value(); }, 60s))
+      << "partition " << id << " not released";
+  EXPECT_TRUE(eventually([&] { return getJson("ipujob", job).is_null(); }, 60s))
+      << "job kept by its finalizer";
+  EXPECT_TRUE(eventually([&] { return getJson("pod", podName).is_null(); }, 90s))
+      << "pod not garbage-collected";
+}
+
+TEST_F(OperatorTest, WorkerExitingZeroCompletesTheJobAndReleasesItsPartition) {
+  const std::string manifest = manifestExitingWith(0);
+  ASSERT_FALSE(manifest.empty());
+  const std::string job = createJob(manifest);
+  ASSERT_FALSE(job.empty());
+
+  ASSERT_TRUE(eventually([&] { return jobStatus(job).value("phase", "") == "Succeeded"; }, 90s))
+      << "status: " << jobStatus(job).dump();
+  const Json status = jobStatus(job);
+  EXPECT_EQ(status.value("launcherStatus", ""), "Completed");
+  EXPECT_EQ(status.value("lastMessage", ""), "All instances done");
+  EXPECT_TRUE(status.contains("completionTime"));
+  ASSERT_EQ(status.value("partitions", Json::array()).size(), 1u);
+  const std::string id = status["partitions"][0].value("id", "");
+  EXPECT_TRUE(eventually([&] { return !partition(id).has_value(); }, 30s)) << "partition " << id << " kept";
+  EXPECT_EQ(countIf(status.value("conditions", Json::array()),
+                    [](const Json& condition) {
+                      return condition.value("type", "") == "Succeeded" &&
+                             condition.value("status", "") == "True";
+                    }),
+            1);
+}
+
+TEST_F(OperatorTest, WorkerExitingNonZeroFailsTheJobWithItsExitCode) {
+  const std::string job = createJob(manifestExitingWith(3));
+  ASSERT_FALSE(job.empty());
+
+  ASSERT_TRUE(eventually([&] { return jobStatus(job).value("phase", "") == "Failed"; }, 90s))
+      << "status: " << jobStatus(job).dump();
+  const Json status = jobStatus(job);
+  EXPECT_EQ(status.value("launcherStatus", ""), "Failed");
+  EXPECT_NE(status.value("lastMessage", "").find("exit code 3"), std::string::npos) << status.dump();
+  const std::string id = status["partitions"][0].value("id", "");
+  EXPECT_TRUE(eventually([&] { return !partition(id).has_value(); }, 30s)) << "partition " << id << " kept";
+}
+
+TEST_F(OperatorTest, StartUpRemovesPartitionsNoJobHolds) {
+  // What a killed operator can leave: a partition with an operator-derived id whose job is gone. Stop the
+  // operator once it leads (before that it may not have installed its signal handling yet).
+  ASSERT_TRUE(eventually(
+      [&] {
+        const Json lease = getJson("lease", "ipu-operator");
+        return lease.is_object() && !lease["spec"].value("holderIdentity", "").empty();
+      },
+      30s));
+  ASSERT_EQ(operator_->stop(), 0);
+  const std::string orphan = vipu::derivePartitionId(ns(), "gone", 0);
+  vipu::PartitionRequest request;
+  request.id = orphan;
+  request.size = 2;
+  auto created = vipu_->createPartition(request);
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  vipu::PartitionRequest foreign;
+  foreign.id = "someone-elses";
+  foreign.size = 1;
+  ASSERT_TRUE(vipu_->createPartition(foreign).ok());
+
+  startOperator();
+  EXPECT_TRUE(eventually([&] { return !partition(orphan).has_value(); }, 60s))
+      << "orphan " << orphan << " kept";
+  EXPECT_TRUE(partition("someone-elses").has_value()) << "a partition the operator did not name was removed";
+}
+
+TEST_F(OperatorTest, AKilledOperatorsSuccessorConvergesWithoutDuplicates) {
+  const std::string job =
+      createJob(readFile(IPU_SOURCE_DIR "/examples/ipujobs/bert-training-multi-ipu.yaml"));
+  ASSERT_FALSE(job.empty());
+  ASSERT_TRUE(eventually([&] { return jobStatus(job).value("phase", "") == "Running"; }, 90s))
+      << "status: " << jobStatus(job).dump();
+  const std::string id = jobStatus(job)["partitions"][0].value("id", "");
+
+  // SIGKILL: no lease release, no cleanup. The successor waits out the lease, then must find everything in
+  // place.
+  ::kill(operator_->pid(), SIGKILL);
+  EXPECT_EQ(operator_->stop(), 128 + SIGKILL);
+  startOperator();
+  ASSERT_TRUE(eventually(
+      [&] {
+        const Json lease = getJson("lease", "ipu-operator");
+        return lease.is_object() && lease["spec"].value("leaseTransitions", 0) >= 1;
+      },
+      60s))
+      << "the successor never took the lease";
+  std::this_thread::sleep_for(2s);  // a few reconciles of the successor
+
+  auto partitions = vipu_->listPartitions("");
+  ASSERT_TRUE(partitions.ok());
+  EXPECT_EQ(partitions->size(), 1u);
+  EXPECT_TRUE(partition(id).has_value()) << "the start-up cleanup removed a partition its job holds";
+  const auto listed = kubectl({"get", "pods", "-l", "graphcore.ai/ipujob=" + job, "-o", "json"});
+  ASSERT_TRUE(listed.ok()) << listed.describe();
+  EXPECT_EQ(Json::parse(listed.out)["items"].size(), 1u);
+  EXPECT_EQ(jobStatus(job).value("phase", ""), "Running");
+}
+
+}  // namespace
+}  // namespace ipu::testing
