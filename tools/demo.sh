@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The demo (README): starts the built-in local cluster and shows it, ready for IPUJobs.
-# Leaves the cluster running so you can explore it; stop it with: tools/cluster.sh down
+# The demo (README): builds the operator, starts the built-in local cluster with vipu-sim (a simulated POD64)
+# and ipu-operator, applies a real user's IPUJob unchanged (examples/ipujobs/bert-training-multi-ipu.yaml) and
+# shows what happened: the job, its worker pod with what the operator injected, and its V-IPU partition.
+# Everything keeps running so you can explore; `tools/cluster.sh down` stops all of it.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
@@ -10,26 +12,74 @@ phase "dependencies and tools (the first run builds Kubernetes from source: abou
 tools/install-deps.sh
 bin=$(tools/build-tools.sh)
 
+phase "build ipu-operator, vipu-sim, vipu-ctl"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
+cmake --build build -j "$(nproc)" --target ipu-operator vipu-sim vipu-ctl > /dev/null
+
 phase "local cluster"
-if tools/cluster.sh status > /dev/null 2>&1; then
-  echo "reusing the cluster already running in .cluster" >&2
-else
-  tools/cluster.sh up
-fi
+tools/cluster.sh status > /dev/null 2>&1 || tools/cluster.sh up
 eval "$(tools/cluster.sh env)"
 kubectl=("$bin/kubectl" --kubeconfig "$KUBECONFIG")
 
-phase "kubectl version"
-"${kubectl[@]}" version
-phase "kubectl get nodes (simulated IPU hosts, by IPU-POD)"
-"${kubectl[@]}" get nodes -L ipu.graphcore.ai/ipu-pod -L ipu.graphcore.ai/vipu-controller
-phase "kubectl get pods -A"
-"${kubectl[@]}" get pods -A
+# vipu-sim and the operator join the cluster's processes (same log and pid files), so that
+# `tools/cluster.sh down` stops them too.
+cluster_dir=$IPU_CLUSTER_DIR
+# shellcheck source=cluster/processes.sh
+source tools/cluster/processes.sh
+vipu_port_file=$cluster_dir/vipu-sim/port
+if ! proc_alive vipu-sim; then
+  mkdir -p "$cluster_dir/vipu-sim"
+  rm -f "$vipu_port_file"
+  proc_start vipu-sim "$repo/build/operator/vipu/vipu-sim" --pod pod64 --listen 127.0.0.1:0 \
+    --port-file "$vipu_port_file" --state-file "$cluster_dir/vipu-sim/state.json" --activation-delay-ms 500
+  for _ in $(seq 100); do [[ -s $vipu_port_file ]] && break; sleep 0.1; done
+  [[ -s $vipu_port_file ]] || { echo "demo: vipu-sim did not start; see $cluster_dir/logs/vipu-sim.log" >&2; exit 1; }
+fi
+vipu=127.0.0.1:$(cat "$vipu_port_file")
+echo "vipu-sim (POD64: 64 IPUs) serves the V-IPU API on $vipu" >&2
+
+"${kubectl[@]}" apply -f crds/ipujobs.graphcore.ai.yaml > /dev/null
+"${kubectl[@]}" wait --for condition=established crd/ipujobs.graphcore.ai --timeout 60s > /dev/null
+if ! proc_alive ipu-operator; then
+  proc_start ipu-operator "$repo/build/operator/ipu-operator" --kubeconfig "$KUBECONFIG" \
+    --vipu-controller "pod64=$vipu"
+fi
+echo "ipu-operator runs (logs: $cluster_dir/logs/ipu-operator.log)" >&2
+
+phase "kubectl create -f examples/ipujobs/bert-training-multi-ipu.yaml   (a user's manifest, unchanged)"
+job=$("${kubectl[@]}" create -f examples/ipujobs/bert-training-multi-ipu.yaml -o name)
+job=${job#*/}
+echo "created ipujob/$job" >&2
+for _ in $(seq 120); do
+  phase_now=$("${kubectl[@]}" get ipujob "$job" -o jsonpath='{.status.phase}')
+  [[ $phase_now == Running || $phase_now == Failed ]] && break
+  sleep 0.5
+done
+
+phase "kubectl get ipujobs"
+"${kubectl[@]}" get ipujobs
+phase "kubectl get pods -o wide"
+"${kubectl[@]}" get pods -o wide
+pod=$job-worker-0
+phase "what the operator put into $pod"
+"${kubectl[@]}" get pod "$pod" -o jsonpath='hostIPC: {.spec.hostIPC}
+volumes: {.spec.volumes}
+/dev/shm mounts: {.spec.containers[0].volumeMounts}
+capabilities: {.spec.containers[0].securityContext.capabilities}
+{range .spec.containers[0].env[*]}  {.name}={.value}
+{end}'
+phase "the job's partition, as the V-IPU controller (vipu-sim) reports it"
+build/operator/vipu/vipu-ctl --endpoint "$vipu" list
+phase "status.conditions of ipujob/$job"
+"${kubectl[@]}" get ipujob "$job" -o jsonpath='{range .status.conditions[*]}  {.type}={.status} ({.reason}): {.message}
+{end}'
 
 cat >&2 <<DONE
 
-The cluster keeps running. Use it with:
-  export KUBECONFIG=$KUBECONFIG PATH=$bin:\$PATH
-  kubectl get nodes
-Stop it with: tools/cluster.sh down
+Everything keeps running. The pod runs on a simulated node (kwok), so no container and no program output exist:
+'kubectl logs' says so. Explore with:
+  export KUBECONFIG=$KUBECONFIG PATH=$bin:$repo/build/operator/vipu:\$PATH
+  kubectl get ipuj -o wide; kubectl describe ipujob $job; vipu-ctl --endpoint $vipu list
+  kubectl delete ipujob $job        # the operator releases the partition
+Stop everything with: tools/cluster.sh down
 DONE
