@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A local Kubernetes cluster on loopback for tests and the demo: etcd, kube-apiserver (RBAC, service-account
 # keys, client-certificate admin), kube-controller-manager (garbage collector on), kube-scheduler, and kwok
-# managing simulated "IPU host" nodes. Every port is free-picked unless given; everything lives in one
-# directory; `down` leaves nothing running.
+# managing simulated "IPU host" nodes; with --real-node also a real kubelet + containerd node
+# (tools/cluster/real-node.sh). Every port is free-picked unless given; everything lives in one directory;
+# `down` leaves nothing running, mounted or attached.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -31,6 +32,12 @@ Options:
   --etcd-port P         etcd client port (default: a free port)
   --bin-dir DIR         where kube-apiserver, etcd, kwok... are (default: built by tools/build-tools.sh)
   --timeout S           seconds to wait for each component (default: 120)
+  --real-node           also start a real node, real-node-0: kubelet + a private containerd + runc, pods on a
+                        CNI bridge of their own; label and taint ipu-operator.dev/real-node=true (NoSchedule),
+                        so only pods that tolerate and select it run there. Needs root
+  --images LIST         with --real-node: comma-separated images built by tools/images/build-<name>.sh and
+                        imported into the node, named in cluster.env as IPU_CLUSTER_IMAGE_<NAME>
+                        (default: busybox; also debian-mpi; the pause image is always there)
   -h, --help            this help
 USAGE
 }
@@ -59,6 +66,9 @@ apiserver_port=""
 etcd_port=""
 bin_dir=""
 start_timeout=120
+real_node=false
+images=busybox
+images_given=false
 
 need_value() { [[ $# -ge 2 && -n $2 ]] || die_usage "option $1 needs a value"; }
 is_port() { [[ $1 =~ ^[0-9]+$ ]] && (($1 >= 1 && $1 <= 65535)); }
@@ -71,6 +81,8 @@ while [[ $# -gt 0 ]]; do
     --etcd-port) need_value "$@"; etcd_port=$2; shift 2 ;;
     --bin-dir) need_value "$@"; bin_dir=$2; shift 2 ;;
     --timeout) need_value "$@"; start_timeout=$2; shift 2 ;;
+    --real-node) real_node=true; shift ;;
+    --images) need_value "$@"; images=$2; images_given=true; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) die_usage "unknown option '$1'" ;;
   esac
@@ -82,6 +94,13 @@ done
 [[ -z $apiserver_port ]] || is_port "$apiserver_port" || die_usage "--apiserver-port must be a port number, not '$apiserver_port'"
 [[ -z $etcd_port ]] || is_port "$etcd_port" || die_usage "--etcd-port must be a port number, not '$etcd_port'"
 [[ $start_timeout =~ ^[0-9]+$ ]] && ((start_timeout > 0)) || die_usage "--timeout must be a positive number of seconds, not '$start_timeout'"
+[[ $images_given == false || $real_node == true ]] || die_usage "--images needs --real-node"
+[[ $real_node == false || $command == up ]] || die_usage "--real-node goes with up"
+IFS=, read -r -a image_list <<< "$images"
+for image in "${image_list[@]}"; do
+  [[ $image =~ ^[a-z0-9-]+$ && -x $here/images/build-$image.sh ]] ||
+    die_usage "--images: no image '$image' (there is tools/images/build-<name>.sh for: $(cd "$here/images" && ls build-*.sh | sed 's/^build-//; s/\.sh$//' | paste -sd, -))"
+done
 mkdir -p "$cluster_dir"
 cluster_dir=$(cd "$cluster_dir" && pwd)
 
@@ -89,6 +108,8 @@ cluster_dir=$(cd "$cluster_dir" && pwd)
 source "$here/cluster/processes.sh"
 # shellcheck source=cluster/pki.sh
 source "$here/cluster/pki.sh"
+# shellcheck source=cluster/real-node.sh
+source "$here/cluster/real-node.sh"
 
 port_in_use() { [[ -n $(ss -Hltn "sport = :$1" 2>/dev/null) ]]; }
 taken_ports=" "
@@ -103,7 +124,9 @@ pick_port() {
     fi
   else
     while :; do
-      port=$((20000 + RANDOM % 30000))
+      # Below Linux's ephemeral range (32768+), where outgoing connections could take the port between
+      # this check and the component's bind.
+      port=$((20000 + RANDOM % 12000))
       [[ $taken_ports != *" $port "* ]] && ! port_in_use "$port" && break
     done
   fi
@@ -172,8 +195,14 @@ cmd_restart() {
   cmd_start
 }
 
-cmd_down() {
+# stop_everything: the real node first (its pods are deleted through the API server), then the rest.
+stop_everything() {
+  real_node_down
   proc_stop_all
+}
+
+cmd_down() {
+  stop_everything
   rm -rf "$cluster_dir/etcd" "$cluster_dir/pki" "$cluster_dir"/*.kubeconfig "$cluster_dir/kubeconfig" \
     "$cluster_dir/cluster.env" "$cluster_dir/kwok"
   echo "cluster: stopped; logs kept in $cluster_dir/logs" >&2
@@ -220,6 +249,7 @@ cmd_up() {
   for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok; do
     [[ -x $bin_dir/$b ]] || { echo "cluster: $bin_dir/$b is missing or not executable" >&2; return 1; }
   done
+  [[ $real_node == false ]] || real_node_preflight
 
   pick_port apiserver_port kube-apiserver "$apiserver_port"
   pick_port etcd_port etcd "$etcd_port"
@@ -230,13 +260,13 @@ cmd_up() {
   pick_port kwok_port kwok
 
   # Fresh state; the previous run's logs stay one generation.
-  proc_stop_all
+  stop_everything
   rm -rf "$cluster_dir/etcd" "$cluster_dir/pki" "$cluster_dir/kwok" "$cluster_dir/logs.previous"
   [[ -d $cluster_dir/logs ]] && mv "$cluster_dir/logs" "$cluster_dir/logs.previous"
   mkdir -p "$cluster_dir/logs" "$cluster_dir/pids" "$cluster_dir/kwok"
   : > "$cluster_dir/pids/order"
   # From here on a failure stops whatever was started.
-  trap 'status=$?; if ((status != 0)); then echo "cluster: start failed; stopping what was started (logs in $cluster_dir/logs)" >&2; proc_stop_all; fi' EXIT
+  trap 'status=$?; if ((status != 0)); then echo "cluster: start failed; stopping what was started (logs in $cluster_dir/logs)" >&2; stop_everything; fi' EXIT
 
   pki_create
   local pki=$cluster_dir/pki
@@ -308,6 +338,8 @@ KWOKLOGS
     "${kubectl[@]}" wait --for=condition=Ready node --selector ipu.graphcore.ai/host=true --timeout 2s
   # Pods cannot be created in a namespace before its default service account exists.
   proc_wait_until kube-controller-manager "the default service account" "${kubectl[@]}" get serviceaccount default
+  local control_plane_time=$((SECONDS - started)) real_node_env=""
+  [[ $real_node == false ]] || real_node_up "${image_list[@]}"
 
   cat > "$cluster_dir/cluster.env" <<ENV
 KUBECONFIG=$cluster_dir/kubeconfig
@@ -316,8 +348,11 @@ IPU_CLUSTER_BIN_DIR=$bin_dir
 IPU_CLUSTER_APISERVER=https://127.0.0.1:$apiserver_port
 IPU_CLUSTER_ETCD=http://127.0.0.1:$etcd_port
 ENV
+  printf '%s' "$real_node_env" >> "$cluster_dir/cluster.env"
   trap - EXIT
-  echo "cluster: up in $((SECONDS - started)) s: https://127.0.0.1:$apiserver_port, $nodes simulated IPU host node(s) ($ipu_pods)" >&2
+  local what="$nodes simulated IPU host node(s) ($ipu_pods)"
+  [[ $real_node == false ]] || what+=" and the real node $real_node_name (control plane after $control_plane_time s)"
+  echo "cluster: up in $((SECONDS - started)) s: https://127.0.0.1:$apiserver_port, $what" >&2
   echo "cluster: export KUBECONFIG=$cluster_dir/kubeconfig   (or: eval \"\$(tools/cluster.sh env --dir $cluster_dir)\")" >&2
 }
 

@@ -11,6 +11,10 @@ packages=(
   libgtest-dev libgmock-dev
   # test cluster: certificates, readiness probes, port checks
   openssl curl iproute2 procps
+  # its real node (tools/cluster/real-node.sh): a private containerd (CRI plugin, ctr), runc, CNI bridge +
+  # host-local + loopback + portmap (which needs iptables for host ports); images built without a registry
+  # from busybox-static and debootstrap (tools/images/)
+  containerd runc containernetworking-plugins iptables busybox-static debootstrap
 )
 missing=()
 for p in "${packages[@]}"; do

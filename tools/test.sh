@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's test command (README): installs what is missing, builds the test cluster's tools and the
-# project, runs the unit and integration tests, then the unit tests again under ASan+UBSan.
+# project, runs the unit, integration and e2e tests, then the unit tests again under ASan+UBSan.
 # Extra arguments go to both ctest runs (e.g. -R Pod, --repeat until-fail:3).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,18 +27,25 @@ ctest_counted() {
 }
 count() { sed -n "s/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\1 \2/p" "$1" | tail -n 1; }
 
-phase "unit + integration tests"
+# e2e runs real containers on a real kubelet + containerd node (its own cluster), which needs root.
+excluded='bench|fuzz'
+tiers="unit + integration + e2e"
+if [[ $(id -u) != 0 ]]; then
+  excluded='bench|e2e|fuzz'
+  tiers="unit + integration (e2e skipped: its real node needs root)"
+fi
+phase "$tiers tests"
 status=0
-ctest_counted build/ctest-main.log --test-dir build --label-exclude 'bench|e2e|fuzz' -j "$jobs" --output-on-failure "$@" ||
+ctest_counted build/ctest-main.log --test-dir build --label-exclude "$excluded" -j "$jobs" --output-on-failure "$@" ||
   status=$?
 if ((status != 0)); then
-  cluster_logs=build/test-cluster/logs
-  if [[ -d $cluster_logs ]]; then
+  for cluster_logs in build/test-cluster/logs build/test-cluster-e2e/logs; do
+    [[ -d $cluster_logs ]] || continue
     for log in "$cluster_logs"/*.log; do
       echo "--- tail of $log ---" >&2
       tail -n 30 "$log" >&2
     done
-  fi
+  done
   exit "$status"
 fi
 

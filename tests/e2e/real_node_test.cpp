@@ -1,0 +1,258 @@
+// Real containers on the real node (kubelet + containerd + runc): an IPU worker pod's settings (hostIPC, a
+// memory-backed /dev/shm of a set size, IPC_LOCK) hold inside the container, `kubectl logs` shows exactly
+// what the program printed, exit codes reach the pod's status, and bad input ends in a clear reason.
+// The tests run on the node's host, so they can compare the container's view with the host's.
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "test_cluster.h"
+
+namespace ipu::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using Json = nlohmann::json;
+
+// A value from the cluster's cluster.env, written by tools/cluster.sh up --real-node.
+std::string clusterValue(const std::string& name) {
+  std::ifstream file(TestCluster::get().dir() + "/cluster.env");
+  std::string line;
+  while (std::getline(file, line)) {
+    if (line.rfind(name + "=", 0) == 0) return line.substr(name.size() + 1);
+  }
+  throw std::runtime_error("cluster.env has no " + name + ": was the cluster started with --real-node?");
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> result;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);) result.push_back(line);
+  return result;
+}
+
+// The first line that starts with the prefix, without it; empty if none does.
+std::string after(const std::vector<std::string>& output, const std::string& prefix) {
+  for (const auto& line : output) {
+    if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
+  }
+  return "";
+}
+
+class RealNodeTest : public ClusterTest {
+ protected:
+  // A pod that only the real node takes: it selects the node's label and tolerates its taint.
+  Json podOnRealNode(const std::string& name, const std::string& script) const {
+    return {{"apiVersion", "v1"},
+            {"kind", "Pod"},
+            {"metadata", {{"name", name}}},
+            {"spec",
+             {{"nodeSelector", {{"ipu-operator.dev/real-node", "true"}}},
+              {"tolerations",
+               {{{"key", "ipu-operator.dev/real-node"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}}},
+              {"restartPolicy", "Never"},
+              // `sh` as PID 1 ignores SIGTERM: do not wait 30 s for it when the namespace goes.
+              {"terminationGracePeriodSeconds", 1},
+              {"containers",
+               {{{"name", "main"},
+                 {"image", clusterValue("IPU_CLUSTER_IMAGE_BUSYBOX")},
+                 {"imagePullPolicy", "Never"},
+                 {"command", {"sh", "-c", script}}}}}}}};
+  }
+
+  // What the operator puts into every IPU worker pod (DESIGN.md): hostIPC, a memory-backed /dev/shm with
+  // a size limit, and the IPC_LOCK capability.
+  static void makeIpuWorker(Json& pod, const std::string& shmSize) {
+    pod["spec"]["hostIPC"] = true;
+    pod["spec"]["volumes"] = {{{"name", "devshm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", shmSize}}}}};
+    Json& container = pod["spec"]["containers"][0];
+    container["volumeMounts"] = {{{"name", "devshm"}, {"mountPath", "/dev/shm"}}};
+    container["securityContext"] = {{"capabilities", {{"add", {"IPC_LOCK"}}}}};
+  }
+
+  // Waits for the pod to reach one of the phases; returns the pod (null on timeout).
+  Json waitForPhase(const std::string& name, const std::vector<std::string>& phases,
+                    std::chrono::milliseconds timeout = 60s) const {
+    Json pod;
+    bool reached = eventually(
+        [&] {
+          pod = getJson("pod", name);
+          if (pod.is_null()) return false;
+          std::string phase = pod["status"].value("phase", "");
+          return std::find(phases.begin(), phases.end(), phase) != phases.end();
+        },
+        timeout, 100ms);
+    return reached ? pod : Json(nullptr);
+  }
+
+  std::string logs(const std::string& name) const {
+    auto result = kubectl({"logs", name});
+    EXPECT_TRUE(result.ok()) << result.describe();
+    return result.out;
+  }
+};
+
+// Prints what the checks below need, one "key: value" line each.
+const std::string kProbeScript =
+    "echo \"ipc: $(readlink /proc/self/ns/ipc)\"; "
+    "echo \"shm-mount: $(grep ' /dev/shm ' /proc/mounts)\"; "
+    "echo \"shm-kb: $(df -k /dev/shm | awk 'NR == 2 { print $2 }')\"; "
+    "echo \"capeff: $(awk '/^CapEff:/ { print $2 }' /proc/self/status)\"";
+
+// The IPC namespace a process is in, e.g. "ipc:[4026531839]"; empty if it cannot be read.
+std::string ipcNamespace(const std::string& pid) {
+  std::error_code error;
+  auto target = std::filesystem::read_symlink("/proc/" + pid + "/ns/ipc", error);
+  return error ? "" : target.string();
+}
+
+// The host's IPC namespace: PID 1's, or where this machine keeps PID 1 unreadable (these VMs' init does,
+// even for root), this test process's own, which runs on the host. containerd must be in it too.
+std::string hostIpcNamespace() {
+  std::string host = ipcNamespace("1");
+  if (host.empty()) host = ipcNamespace("self");
+  std::ifstream pidFile(TestCluster::get().dir() + "/pids/containerd.pid");
+  std::string containerd;
+  pidFile >> containerd;
+  EXPECT_EQ(ipcNamespace(containerd), host) << "containerd (pid " << containerd << ") is not in the host's IPC namespace";
+  return host;
+}
+
+bool hasCapability(const std::string& capEffHex, int bit) {
+  return ((std::stoull(capEffHex, nullptr, 16) >> bit) & 1u) != 0;
+}
+constexpr int kCapIpcLock = 14;
+
+TEST_F(RealNodeTest, IpuWorkerSettingsHoldInsideTheContainer) {
+  Json worker = podOnRealNode("worker", kProbeScript);
+  // Not 64Mi: containerd gives every container a 64 MiB /dev/shm of its own by default.
+  makeIpuWorker(worker, "96Mi");
+  create(worker.dump());
+  // The same probes in a plain pod show that each check can fail.
+  create(podOnRealNode("plain", kProbeScript).dump());
+
+  for (const std::string name : {"worker", "plain"}) {
+    Json pod = waitForPhase(name, {"Succeeded", "Failed"});
+    ASSERT_FALSE(pod.is_null()) << name << " did not finish: " << getJson("pod", name).dump();
+    EXPECT_EQ(pod["status"]["phase"], "Succeeded") << pod["status"].dump();
+    EXPECT_EQ(pod["spec"]["nodeName"], clusterValue("IPU_CLUSTER_REAL_NODE"));
+  }
+  auto workerOut = lines(logs("worker"));
+  auto plainOut = lines(logs("plain"));
+
+  // hostIPC: the container's IPC namespace is the host's.
+  std::string hostIpc = hostIpcNamespace();
+  ASSERT_FALSE(hostIpc.empty());
+  EXPECT_EQ(after(workerOut, "ipc: "), hostIpc);
+  EXPECT_NE(after(plainOut, "ipc: "), hostIpc);
+  EXPECT_NE(after(plainOut, "ipc: "), "");
+
+  // A memory-backed /dev/shm of the size limit: 96Mi = 98304 KiB of tmpfs.
+  std::string shmMount = after(workerOut, "shm-mount: ");
+  EXPECT_EQ(shmMount.rfind("tmpfs /dev/shm tmpfs ", 0), 0u) << shmMount;
+  EXPECT_NE(shmMount.find("size=98304k"), std::string::npos) << shmMount;
+  EXPECT_EQ(after(workerOut, "shm-kb: "), "98304");
+  EXPECT_NE(after(plainOut, "shm-kb: "), "98304");
+
+  // IPC_LOCK in the effective capability set; not granted by default.
+  std::string workerCaps = after(workerOut, "capeff: ");
+  std::string plainCaps = after(plainOut, "capeff: ");
+  ASSERT_FALSE(workerCaps.empty() || plainCaps.empty()) << logs("worker") << logs("plain");
+  EXPECT_TRUE(hasCapability(workerCaps, kCapIpcLock)) << "CapEff " << workerCaps;
+  EXPECT_FALSE(hasCapability(plainCaps, kCapIpcLock)) << "CapEff " << plainCaps;
+}
+
+TEST_F(RealNodeTest, LogsShowExactlyWhatTheProgramPrinted) {
+  create(podOnRealNode("printer", "echo 'first line'; printf 'tab\\there  two spaces\\n'; echo 'ünïcødé ✓'; "
+                                  "echo; echo 'after an empty line'")
+             .dump());
+  Json pod = waitForPhase("printer", {"Succeeded", "Failed"});
+  ASSERT_FALSE(pod.is_null()) << getJson("pod", "printer").dump();
+  EXPECT_EQ(pod["status"]["phase"], "Succeeded");
+  EXPECT_EQ(logs("printer"), "first line\ntab\there  two spaces\nünïcødé ✓\n\nafter an empty line\n");
+}
+
+TEST_F(RealNodeTest, ExitCodeThreeEndsFailedWithExitCodeThree) {
+  create(podOnRealNode("crasher", "echo 'about to fail'; exit 3").dump());
+  Json pod = waitForPhase("crasher", {"Succeeded", "Failed"});
+  ASSERT_FALSE(pod.is_null()) << getJson("pod", "crasher").dump();
+  EXPECT_EQ(pod["status"]["phase"], "Failed");
+  const Json& terminated = pod["status"]["containerStatuses"][0]["state"]["terminated"];
+  EXPECT_EQ(terminated["exitCode"], 3) << pod["status"].dump();
+  EXPECT_EQ(terminated["reason"], "Error");
+  EXPECT_EQ(logs("crasher"), "about to fail\n");
+}
+
+TEST_F(RealNodeTest, BusyboxPodRunsWithinSecondsAndServesExec) {
+  auto started = std::chrono::steady_clock::now();
+  create(podOnRealNode("sleeper", "echo ready; exec sleep 300").dump());
+  Json pod = waitForPhase("sleeper", {"Running", "Succeeded", "Failed"});
+  auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ASSERT_FALSE(pod.is_null()) << getJson("pod", "sleeper").dump();
+  ASSERT_EQ(pod["status"]["phase"], "Running") << pod["status"].dump();
+  std::cout << "[ MEASURED ] kubectl create -> Running: " << elapsed << " s\n";
+  RecordProperty("apply_to_running_seconds", std::to_string(elapsed));
+  EXPECT_LT(elapsed, 30.0);
+
+  // exec goes API server -> kubelet -> containerd's stream server.
+  auto exec = kubectl({"exec", "sleeper", "--", "sh", "-c", "echo from inside; id -u"});
+  ASSERT_TRUE(exec.ok()) << exec.describe();
+  EXPECT_EQ(exec.out, "from inside\n0\n");
+}
+
+TEST_F(RealNodeTest, MissingLocalImageEndsInErrImageNeverPull) {
+  Json pod = podOnRealNode("no-image", "true");
+  pod["spec"]["containers"][0]["image"] = "localhost/ipu-operator/does-not-exist:1";
+  create(pod.dump());
+  std::string reason;
+  ASSERT_TRUE(eventually(
+      [&] {
+        Json got = getJson("pod", "no-image");
+        if (got.is_null()) return false;
+        Json& statuses = got["status"]["containerStatuses"];
+        if (!statuses.is_array() || statuses.empty()) return false;
+        Json& waiting = statuses[0]["state"]["waiting"];
+        reason = waiting.is_object() ? waiting.value("reason", "") : "";
+        return !reason.empty() && reason != "ContainerCreating";
+      },
+      60s))
+      << getJson("pod", "no-image").dump();
+  EXPECT_EQ(reason, "ErrImageNeverPull");
+  EXPECT_EQ(getJson("pod", "no-image")["status"]["phase"], "Pending");
+}
+
+TEST_F(RealNodeTest, NodeIsReadyLabelledAndTainted) {
+  Json node = getJson("node", clusterValue("IPU_CLUSTER_REAL_NODE"));
+  ASSERT_FALSE(node.is_null());
+  EXPECT_EQ(node["metadata"]["labels"].value("ipu-operator.dev/real-node", ""), "true");
+  bool tainted = false;
+  for (const auto& taint : node["spec"].value("taints", Json::array())) {
+    if (taint["key"] == "ipu-operator.dev/real-node" && taint["effect"] == "NoSchedule") tainted = true;
+  }
+  EXPECT_TRUE(tainted) << node["spec"].dump();
+  bool ready = false;
+  for (const auto& condition : node["status"]["conditions"]) {
+    if (condition["type"] == "Ready") ready = condition["status"] == "True";
+  }
+  EXPECT_TRUE(ready) << node["status"]["conditions"].dump();
+  std::string internalIp;
+  for (const auto& address : node["status"]["addresses"]) {
+    if (address["type"] == "InternalIP") internalIp = address["address"];
+  }
+  EXPECT_EQ(internalIp, clusterValue("IPU_CLUSTER_REAL_NODE_IP"));
+  EXPECT_EQ(node["status"]["nodeInfo"].value("containerRuntimeVersion", "").rfind("containerd://", 0), 0u);
+}
+
+}  // namespace
+}  // namespace ipu::testing

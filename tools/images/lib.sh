@@ -1,0 +1,111 @@
+# Shared by the image build scripts (sourced): the cache, and writing a single-layer OCI image archive from a
+# root filesystem without a registry, a daemon or umoci. Same rootfs in, same bytes out: file times, owners'
+# names and compression headers are fixed, tar entries are sorted.
+#
+# A build script sets image_name, calls image_begin with every input that decides its content (a script
+# change, a package version...), fills "$rootfs" when image_cached is false, then calls image_finish.
+# It prints "<image reference> <archive>" on stdout; the archive imports with `ctr images import`.
+
+images_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+image_cache=${IPU_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ipu-operator}/images
+# 2000-01-01T00:00:00Z: every file's mtime and the image's creation time.
+image_epoch=946684800
+image_quiet=0
+
+image_say() { [[ $image_quiet == 1 ]] || echo "images: $*" >&2; }
+
+image_parse_args() {
+  local arg
+  for arg in "$@"; do
+    case $arg in
+      --quiet) image_quiet=1 ;;
+      -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 0 ;;
+      *) echo "$(basename "$0"): unknown option '$arg' (accepted: --quiet)" >&2; exit 2 ;;
+    esac
+  done
+}
+
+# image_begin <inputs...>: the cache key is a hash of this library, the calling script and the inputs; the
+# key is also the image's tag. Sets image_ref, image_archive, image_cached and (when not cached) rootfs, a
+# fresh directory that is removed on exit.
+image_begin() {
+  [[ $(id -u) == 0 ]] || { echo "images: run as root (the root filesystem keeps its owners)" >&2; exit 1; }
+  local key
+  key=$( { cat "$images_dir/lib.sh" "$0"; printf '%s\n' "$@"; } | sha256sum | cut -c1-12)
+  image_ref=localhost/ipu-operator/$image_name:$key
+  image_archive=$image_cache/$image_name-$key.tar
+  image_cached=false
+  [[ -f $image_archive ]] && { image_cached=true; return 0; }
+  mkdir -p "$image_cache"
+  image_work=$(mktemp -d "$image_cache/.build-$image_name.XXXXXX")
+  rootfs=$image_work/rootfs
+  mkdir -p "$rootfs"
+  image_started=$SECONDS
+  trap image_cleanup EXIT
+  image_say "building $image_ref (later runs reuse $image_archive)"
+}
+
+# Unmounts whatever a build left mounted in its work directory (chroot /proc...), then removes it.
+image_cleanup() {
+  [[ -n ${image_work:-} && -d $image_work ]] || return 0
+  local target
+  # Deepest first. findmnt escapes blanks in paths; the work directory has none.
+  for target in $(findmnt -rn -o TARGET | grep -F "$image_work/" | sort -r || true); do
+    umount "$target" 2>/dev/null || umount -l "$target" || true
+  done
+  rm -rf --one-file-system "$image_work"
+}
+
+# image_finish <image config JSON object>: writes "$rootfs" as a one-layer OCI image archive into the cache
+# (atomically: a concurrent or interrupted build never leaves half an archive) and prints ref and path.
+image_finish() {
+  local config=$1
+  if [[ $image_cached == true ]]; then
+    echo "$image_ref $image_archive"
+    return 0
+  fi
+  local layout=$image_work/layout blobs=$image_work/layout/blobs/sha256
+  mkdir -p "$blobs"
+  # The layer: sorted entries, fixed times, numeric owners (the rootfs keeps its uids). GNU format without
+  # --xattrs: that would add pax headers carrying atime/ctime (and no image here needs file capabilities).
+  tar --sort=name --mtime="@$image_epoch" --numeric-owner --format=gnu \
+    -C "$rootfs" -cf "$image_work/layer.tar" .
+  local diff_id layer_digest layer_size
+  diff_id=$(sha256sum < "$image_work/layer.tar" | cut -d' ' -f1)
+  gzip -n -6 < "$image_work/layer.tar" > "$image_work/layer.tar.gz"
+  rm -f "$image_work/layer.tar"
+  layer_digest=$(sha256sum < "$image_work/layer.tar.gz" | cut -d' ' -f1)
+  layer_size=$(stat -c %s "$image_work/layer.tar.gz")
+  mv "$image_work/layer.tar.gz" "$blobs/$layer_digest"
+
+  local created
+  created=$(date -u -d "@$image_epoch" +%Y-%m-%dT%H:%M:%SZ)
+  image_blob config "{\"created\":\"$created\",\"architecture\":\"amd64\",\"os\":\"linux\",\"config\":$config,\
+\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[\"sha256:$diff_id\"]},\
+\"history\":[{\"created\":\"$created\",\"created_by\":\"tools/images/$(basename "$0")\"}]}"
+  image_blob manifest "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\
+\"config\":{\"mediaType\":\"application/vnd.oci.image.config.v1+json\",\"digest\":\"sha256:$config_digest\",\"size\":$config_size},\
+\"layers\":[{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar+gzip\",\"digest\":\"sha256:$layer_digest\",\"size\":$layer_size}]}"
+  # ctr names the image after io.containerd.image.name; other tools read the OCI ref.name (the tag).
+  printf '%s' "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.oci.image.index.v1+json\",\"manifests\":[\
+{\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\"digest\":\"sha256:$manifest_digest\",\"size\":$manifest_size,\
+\"annotations\":{\"io.containerd.image.name\":\"$image_ref\",\"org.opencontainers.image.ref.name\":\"${image_ref##*:}\"}}]}" \
+    > "$layout/index.json"
+  printf '%s' '{"imageLayoutVersion":"1.0.0"}' > "$layout/oci-layout"
+
+  tar --sort=name --mtime="@$image_epoch" --owner=0 --group=0 --numeric-owner --format=gnu \
+    -C "$layout" -cf "$image_work/image.tar" oci-layout index.json blobs
+  mv "$image_work/image.tar" "$image_archive"
+  image_say "built $image_ref in $((SECONDS - image_started)) s ($(du -h "$image_archive" | cut -f1))"
+  echo "$image_name $((SECONDS - image_started))" >> "$image_cache/build-times.log"
+  echo "$image_ref $image_archive"
+}
+
+# image_blob <kind> <json>: stores the JSON as a blob; sets <kind>_digest and <kind>_size.
+image_blob() {
+  local kind=$1 json=$2 digest
+  digest=$(printf '%s' "$json" | sha256sum | cut -d' ' -f1)
+  printf '%s' "$json" > "$image_work/layout/blobs/sha256/$digest"
+  printf -v "${kind}_digest" '%s' "$digest"
+  printf -v "${kind}_size" '%s' "${#json}"
+}
