@@ -60,6 +60,18 @@ std::vector<std::string> TestCluster::kubectlCommand(const std::vector<std::stri
   return argv;
 }
 
+void TestCluster::installIpuJobCrd() const {
+  auto applied = kubectl({"apply", "-f", IPU_SOURCE_DIR "/crds/ipujobs.graphcore.ai.yaml"});
+  if (!applied.ok()) throw std::runtime_error("kubectl apply of the IPUJob CRD: " + applied.describe());
+  auto established =
+      kubectl({"wait", "--for", "condition=established", "crd/ipujobs.graphcore.ai", "--timeout", "60s"});
+  if (!established.ok()) throw std::runtime_error("the IPUJob CRD was not established: " + established.describe());
+  // Established can precede discovery of the new resource by a moment.
+  if (!eventually([&] { return kubectl({"get", "ipujobs", "-A"}).ok(); }, std::chrono::seconds(30))) {
+    throw std::runtime_error("ipujobs are not served 30 s after the CRD was established");
+  }
+}
+
 RunResult TestCluster::etcdctl(const std::vector<std::string>& args) const {
   std::vector<std::string> argv{binDir_ + "/etcdctl", "--endpoints", etcd_};
   argv.insert(argv.end(), args.begin(), args.end());

@@ -13,15 +13,7 @@ namespace fs = std::filesystem;
 
 class IpuJobCrdTest : public ClusterTest {
  protected:
-  static void SetUpTestSuite() {
-    const auto& cluster = TestCluster::get();
-    auto applied = cluster.kubectl({"apply", "-f", IPU_SOURCE_DIR "/crds/ipujobs.graphcore.ai.yaml"});
-    ASSERT_TRUE(applied.ok()) << applied.describe();
-    auto established = cluster.kubectl(
-        {"wait", "--for", "condition=established", "crd/ipujobs.graphcore.ai", "--timeout", "60s"});
-    ASSERT_TRUE(established.ok()) << established.describe();
-    ASSERT_TRUE(eventually([&] { return cluster.kubectl({"get", "ipujobs", "-A"}).ok(); }, 30s));
-  }
+  static void SetUpTestSuite() { TestCluster::get().installIpuJobCrd(); }
 
   // A valid job with `spec` lines added (YAML, two-space indented under spec).
   static std::string job(const std::string& name, const std::string& specLines,

@@ -57,14 +57,7 @@ std::string manifestExitingWith(int exitCode) {
 
 class OperatorTest : public ClusterTest {
  protected:
-  static void SetUpTestSuite() {
-    const auto& cluster = TestCluster::get();
-    auto applied = cluster.kubectl({"apply", "-f", IPU_SOURCE_DIR "/crds/ipujobs.graphcore.ai.yaml"});
-    ASSERT_TRUE(applied.ok()) << applied.describe();
-    auto established = cluster.kubectl(
-        {"wait", "--for", "condition=established", "crd/ipujobs.graphcore.ai", "--timeout", "60s"});
-    ASSERT_TRUE(established.ok()) << established.describe();
-  }
+  static void SetUpTestSuite() { TestCluster::get().installIpuJobCrd(); }
 
   void SetUp() override {
     ClusterTest::SetUp();
