@@ -9,11 +9,8 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 image_parse_args "$@"
 
-busybox=/bin/busybox
-dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'install ok installed' ||
-  { echo "build-busybox: the busybox-static package is missing (run tools/install-deps.sh)" >&2; exit 1; }
 image_name=busybox
-image_begin "$(dpkg-query -W -f='${Version}' busybox-static)" "$(sha256sum < "$busybox")"
+image_begin_from_busybox_static
 
 if [[ $image_cached == false ]]; then
   mkdir -p "$rootfs"/{bin,sbin,usr/bin,usr/sbin,etc,root,proc,sys,dev,tmp,var/tmp}

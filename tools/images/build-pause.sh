@@ -8,11 +8,8 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 image_parse_args "$@"
 
-busybox=/bin/busybox
-dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'install ok installed' ||
-  { echo "build-pause: the busybox-static package is missing (run tools/install-deps.sh)" >&2; exit 1; }
 image_name=pause
-image_begin "$(dpkg-query -W -f='${Version}' busybox-static)" "$(sha256sum < "$busybox")"
+image_begin_from_busybox_static
 
 if [[ $image_cached == false ]]; then
   # busybox picks the applet by the name it is run as.

@@ -25,6 +25,15 @@ image_parse_args() {
   done
 }
 
+# image_begin_from_busybox_static: image_begin keyed by Debian's static busybox (package version and binary),
+# which the image is built from; fails clearly when the package is missing. Sets busybox to its path.
+image_begin_from_busybox_static() {
+  busybox=/bin/busybox
+  dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'install ok installed' ||
+    { echo "build-$image_name: the busybox-static package is missing (run tools/install-deps.sh)" >&2; exit 1; }
+  image_begin "$(dpkg-query -W -f='${Version}' busybox-static)" "$(sha256sum < "$busybox")"
+}
+
 # image_begin <inputs...>: the cache key is a hash of this library, the calling script and the inputs; the
 # key is also the image's tag. Sets image_ref, image_archive, image_cached and (when not cached) rootfs, a
 # fresh directory that is removed on exit.
