@@ -7,7 +7,7 @@
 
 #include "common/log.h"
 #include "ipujob/job_status.h"
-#include "kube/time_format.h"
+#include "common/time_format.h"
 #include "vipu/ipu_set.h"
 #include "vipu/partition_id.h"
 #include "vipu/partition_planner.h"
@@ -323,7 +323,7 @@ Result<Action> IpuJobReconciler::runJob(const Json& job, const api::IpuJob& pars
     if (podPhase == "Failed" && failed == nullptr) failed = &pod;
   }
   const int workers = spec.workerCount();
-  const std::string now = kube::formatTime(clock_.wallNow());
+  const std::string now = formatTime(clock_.wallNow());
   Json counts = {
       {"currentReplicas", running}, {"desiredReplicas", workers}, {"currentInstances", spec.jobInstances}};
 
@@ -379,7 +379,7 @@ Status IpuJobReconciler::setPhase(const Json& job, const std::string& phase, con
                                   const std::string& message, Json extra) {
   const Json& status = field(job, "status");
   const int64_t generation = job["metadata"].value("generation", int64_t{0});
-  const std::string now = kube::formatTime(clock_.wallNow());
+  const std::string now = formatTime(clock_.wallNow());
   extra["phase"] = phase;
   extra["launcherStatus"] = launcherStatusFor(phase);
   extra["lastMessage"] = message;

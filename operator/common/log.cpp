@@ -1,5 +1,7 @@
 #include "common/log.h"
 
+#include "common/time_format.h"
+
 #include <nlohmann/json.hpp>
 
 #include <atomic>
@@ -24,18 +26,6 @@ const char* nameOf(Level level) {
   return "info";
 }
 
-std::string timestamp() {
-  auto now = std::chrono::system_clock::now();
-  std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &utc);
-  char fraction[8];
-  std::snprintf(fraction, sizeof(fraction), ".%03dZ", static_cast<int>(millis));
-  return std::string(text) + fraction;
-}
 
 }  // namespace
 
@@ -54,7 +44,7 @@ bool parseLevel(std::string_view text, Level& out) {
 void write(Level level, std::string_view message, std::initializer_list<Field> fields) {
   if (level < minimumLevel.load()) return;
   nlohmann::ordered_json line;
-  line["ts"] = timestamp();
+  line["ts"] = formatMilliTime(Clock::real().wallNow());
   line["level"] = nameOf(level);
   line["msg"] = message;
   for (const auto& [key, value] : fields) line[std::string(key)] = value;

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
-#include "kube/time_format.h"
+#include "common/time_format.h"
 
 namespace ipu::kube {
 namespace {

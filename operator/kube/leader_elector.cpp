@@ -11,7 +11,7 @@
 
 #include "common/log.h"
 #include "kube/deadline_timer.h"
-#include "kube/time_format.h"
+#include "common/time_format.h"
 
 namespace ipu::kube {
 namespace {

@@ -4,13 +4,15 @@
 
 #include "common/clock.h"
 
-namespace ipu::kube {
+namespace ipu {
 
-// The two timestamp formats the API server accepts, always in UTC:
+// UTC timestamps: the two formats the API server accepts, and the one our logs use.
 // metav1.Time, whole seconds ("2026-01-02T03:04:05Z"), as in Events' firstTimestamp/lastTimestamp;
 std::string formatTime(Clock::WallTime time);
 // metav1.MicroTime, exactly six fractional digits ("2026-01-02T03:04:05.000000Z"), as in a Lease's
 // acquireTime/renewTime. The server rejects a MicroTime with any other precision.
 std::string formatMicroTime(Clock::WallTime time);
+// Milliseconds ("2026-01-02T03:04:05.678Z"), for log lines.
+std::string formatMilliTime(Clock::WallTime time);
 
-}  // namespace ipu::kube
+}  // namespace ipu
