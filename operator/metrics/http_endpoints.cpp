@@ -1,0 +1,157 @@
+#include "metrics/http_endpoints.h"
+
+#include <exception>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include <cpprest/containerstream.h>
+#include <cpprest/http_listener.h>
+
+#include "common/log.h"
+
+namespace ipu::metrics {
+namespace {
+
+using web::http::http_request;
+using web::http::http_response;
+using web::http::methods;
+using web::http::experimental::listener::http_listener;
+
+// cpprestsdk listens on a resolved host name; every IPv4 interface is 0.0.0.0.
+std::string listenHost(const BindAddress& address) {
+  return address.host.empty() ? "0.0.0.0" : address.host;
+}
+
+http_response toCppRest(HttpReply reply, bool withBody) {
+  http_response response(static_cast<web::http::status_code>(reply.status));
+  for (const auto& [name, value] : reply.headers) response.headers().add(name, value);
+  if (withBody) {
+    // Not set_body(std::string): that one reads a char stream buffer through an unsigned char one, which
+    // UBSan reports. A byte vector's stream is unsigned char already.
+    const auto length = reply.body.size();
+    response.set_body(concurrency::streams::bytestream::open_istream(
+                          std::vector<unsigned char>(reply.body.begin(), reply.body.end())),
+                      length, reply.contentType);
+  } else {
+    response.headers().set_content_type(reply.contentType);  // HEAD: the headers GET would have, no body
+  }
+  return response;
+}
+
+// cpprestsdk keeps one process-wide table of listening host:ports, and when registering a listener on a
+// host:port it already serves fails, it erases that entry: the server already there stops answering and
+// cannot be closed. So the host:ports this process serves are claimed here first, and a second claim fails.
+class HostPortClaim {
+ public:
+  explicit HostPortClaim(std::string hostPort) : hostPort_(std::move(hostPort)) {
+    std::lock_guard lock(mutex());
+    if (!claimed().insert(hostPort_).second) throw std::runtime_error("this process already serves it");
+  }
+  ~HostPortClaim() {
+    std::lock_guard lock(mutex());
+    claimed().erase(hostPort_);
+  }
+  HostPortClaim(const HostPortClaim&) = delete;
+  HostPortClaim& operator=(const HostPortClaim&) = delete;
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex instance;
+    return instance;
+  }
+  static std::set<std::string>& claimed() {
+    static std::set<std::string> instance;
+    return instance;
+  }
+
+  const std::string hostPort_;
+};
+
+}  // namespace
+
+class HttpEndpoints::Listener {
+ public:
+  Listener(const std::string& hostPort, const Endpoints& endpoints)
+      : claim_(hostPort), endpoints_(endpoints), listener_("http://" + hostPort + "/") {
+    auto handle = [this](const http_request& request) { serve(request); };
+    listener_.support(handle);
+    // cpprestsdk answers OPTIONS and TRACE itself unless a handler is registered for them by name, and
+    // TRACE echoes the request back (cross-site tracing); here they get a 405 like any other non-GET.
+    listener_.support(methods::OPTIONS, handle);
+    listener_.support(methods::TRCE, handle);
+    listener_.open().wait();  // throws if it cannot listen
+  }
+
+  ~Listener() {
+    // close() unregisters the listener under its write lock, which waits for running handlers to return.
+    try {
+      listener_.close().wait();
+    } catch (const std::exception& e) {
+      log::warning("closing the HTTP endpoints failed", {{"error", e.what()}});
+    }
+  }
+
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+
+ private:
+  void serve(const http_request& request) const {
+    try {
+      const auto& uri = request.request_uri();
+      const bool head = request.method() == methods::HEAD;
+      http_response response = toCppRest(route(endpoints_, request.method(), uri.path(), uri.query()), !head);
+      // The reply's task fails if the client has gone; pplx raises SIGTRAP for a failed task nobody looked
+      // at, so look at it.
+      request.reply(response).then([](const pplx::task<void>& sent) {
+        try {
+          sent.get();
+        } catch (const std::exception& e) {
+          log::debug("HTTP reply not sent", {{"error", e.what()}});
+        }
+      });
+    } catch (const std::exception& e) {
+      log::error("HTTP endpoint failed", {{"error", e.what()}});
+    }
+  }
+
+  const HostPortClaim claim_;  // first: released only after the listener is closed and destroyed
+  const Endpoints endpoints_;
+  http_listener listener_;
+};
+
+HttpEndpoints::HttpEndpoints(Key /*onlyFromStart*/, BindAddress address, const Endpoints& endpoints)
+    : address_(std::move(address)),
+      listener_(std::make_unique<Listener>(listenHost(address_) + ":" + std::to_string(address_.port),
+                                           endpoints)) {}
+
+HttpEndpoints::~HttpEndpoints() = default;
+
+std::string HttpEndpoints::url() const {
+  return "http://" + listenHost(address_) + ":" + std::to_string(address_.port);
+}
+
+Result<std::unique_ptr<HttpEndpoints>> HttpEndpoints::start(const BindAddress& address, Endpoints endpoints) {
+  if (address.disabled) {
+    return makeError(ErrorCode::kInvalidArgument, "the HTTP endpoints' bind address is \"0\" (disabled)");
+  }
+  if (address.host.find(':') != std::string::npos) {
+    return makeError(ErrorCode::kInvalidArgument, "cannot listen on " + address.toString() +
+                                                      ": cpprestsdk's listener does not support IPv6");
+  }
+  std::unique_ptr<HttpEndpoints> server;
+  try {
+    server = std::make_unique<HttpEndpoints>(Key(), address, endpoints);
+  } catch (const std::exception& e) {
+    return makeError(ErrorCode::kUnavailable, "cannot listen on " + address.toString() + ": " + e.what());
+  }
+  log::info("serving HTTP endpoints", {{"address", server->url()},
+                                       {"metrics", endpoints.metrics ? "yes" : "no"},
+                                       {"healthz", endpoints.healthz ? "yes" : "no"},
+                                       {"readyz", endpoints.readyz ? "yes" : "no"}});
+  return server;
+}
+
+}  // namespace ipu::metrics
