@@ -42,7 +42,7 @@ echo "vipu-sim (POD64: 64 IPUs) serves the V-IPU API on $vipu" >&2
 "${kubectl[@]}" wait --for condition=established crd/ipujobs.graphcore.ai --timeout 60s > /dev/null
 if ! proc_alive ipu-operator; then
   proc_start ipu-operator "$repo/build/operator/ipu-operator" --kubeconfig "$KUBECONFIG" \
-    --vipu-controller "pod64=$vipu"
+    --vipu-controller "pod64=$vipu" --metrics-bind-address 0 --health-probe-bind-address 0
 fi
 echo "ipu-operator runs (logs: $cluster_dir/logs/ipu-operator.log)" >&2
 

@@ -41,7 +41,8 @@ Json setCondition(const Json& conditions, const Condition& condition, const std:
 
 Json conditionsForPhase(const Json& conditions, const std::string& phase, const std::string& reason,
                         const std::string& message, int64_t generation, const std::string& now) {
-  const bool admitted = phase == kPhaseCreating || phase == kPhaseRunning || phase == kPhaseSucceeded;
+  const bool admitted = phase == kPhaseCreating || phase == kPhaseRunning || phase == kPhaseRestarting ||
+                        phase == kPhaseSucceeded;
   Json result = setCondition(conditions, {"Admitted", admitted, reason, message, generation}, now);
   result = setCondition(result, {"Ready", phase == kPhaseRunning, reason, message, generation}, now);
   if (phase == kPhaseSucceeded || phase == kPhaseFailed) {

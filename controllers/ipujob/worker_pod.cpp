@@ -105,6 +105,15 @@ Json ownerReferenceTo(const api::ObjectIdentity& job) {
           {"blockOwnerDeletion", true}};
 }
 
+std::string pinnedVipuController(const api::IpuJobSpec& spec) {
+  const Json& podSpec = spec.workerTemplate.is_object() ? spec.workerTemplate.value("spec", Json::object())
+                                                        : Json::object();
+  const Json selector = podSpec.is_object() ? podSpec.value("nodeSelector", Json::object()) : Json::object();
+  if (!selector.is_object()) return "";
+  const auto it = selector.find(kVipuControllerNodeLabel);
+  return it != selector.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssignment& partition,
                     const WorkerPodOptions& options) {
   const Json& podTemplate = job.spec.workerTemplate;
@@ -120,6 +129,7 @@ Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssi
   labels.update(jobLabels(job));
   labels[kInstanceLabel] = std::to_string(workerIndex / job.spec.workersPerJobInstance);
   labels[kWorkerIndexLabel] = std::to_string(workerIndex);
+  labels[kAttemptLabel] = std::to_string(partition.attempt);
   metadata["ownerReferences"] = Json::array({ownerReferenceTo(job.identity)});
   pod["metadata"] = std::move(metadata);
 
@@ -128,6 +138,12 @@ Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssi
   spec["restartPolicy"] = "Never";
   spec["hostname"] = workerPodName(job.identity.name, workerIndex);
   spec["subdomain"] = headlessServiceName(job.identity.name);
+  if (!partition.vipuController.empty()) {
+    Json& selector = spec["nodeSelector"];
+    if (!selector.is_object()) selector = Json::object();
+    // A user's own value is kept: admission only placed the job on the controller it names.
+    if (!selector.contains(kVipuControllerNodeLabel)) selector[kVipuControllerNodeLabel] = partition.vipuController;
+  }
 
   bool needsShmVolume = false;
   for (auto& container : spec["containers"]) {

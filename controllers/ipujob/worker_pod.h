@@ -14,13 +14,20 @@ using Json = nlohmann::json;
 inline constexpr const char* kJobNameLabel = "graphcore.ai/ipujob";
 inline constexpr const char* kInstanceLabel = "graphcore.ai/job-instance";
 inline constexpr const char* kWorkerIndexLabel = "graphcore.ai/worker-index";
+// The job's restart count when the pod was made: pods of an earlier attempt are replaced, never reused.
+inline constexpr const char* kAttemptLabel = "graphcore.ai/attempt";
+// Nodes of one IPU-POD carry the name of the V-IPU controller that partitions its IPUs; worker pods select
+// the nodes of the controller their partition is on.
+inline constexpr const char* kVipuControllerNodeLabel = "ipu.graphcore.ai/vipu-controller";
 
-// Where a job instance's partition is and how Poplar should see it.
+// Where a job instance's partition is and how Poplar should see it, and which attempt of the job the pod is.
 struct PartitionAssignment {
   std::string partitionId;
+  std::string vipuController;  // its name: worker pods select nodes labelled with it
   std::string vipuHost;
   int vipuPort = 8090;
   std::string poplarTargetOptions;  // JSON text, as POPLAR_TARGET_OPTIONS wants it
+  int attempt = 0;                  // status.restartCount when the pod is made
 };
 
 struct WorkerPodOptions {
@@ -39,7 +46,8 @@ std::string headlessServiceName(const std::string& jobName);
 //  - the IPC_LOCK capability in every container;
 //  - IPUOF_VIPU_API_HOST/PORT/PARTITION_ID (always ours: the partition is the operator's), IPUOF_VIPU_API_GCD_ID,
 //    IPUOF_VIPU_API_TIMEOUT, POPLAR_TARGET_OPTIONS and POPDIST_* (the user's value wins when set), and IPUJOB_*;
-//  - labels, the controller ownerReference, hostname/subdomain for the headless Service, restartPolicy Never
+//  - a nodeSelector for the partition's V-IPU controller (unless the user selected that label already);
+//  - labels (job, instance, worker index, attempt), the controller ownerReference, hostname/subdomain for the headless Service, restartPolicy Never
 //    (restarts are the job's: the operator replaces pods, so a restart gets a reset partition).
 // Pure: the same inputs give the same pod.
 Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssignment& partition,
@@ -47,6 +55,10 @@ Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssi
 
 // The headless Service for the job's worker pods.
 Json buildHeadlessService(const api::IpuJob& job);
+
+// The V-IPU controller a job's template pins it to with a nodeSelector on kVipuControllerNodeLabel; empty:
+// the job may run on any.
+std::string pinnedVipuController(const api::IpuJobSpec& spec);
 
 // The controller ownerReference to the job, as children carry it.
 Json ownerReferenceTo(const api::ObjectIdentity& job);

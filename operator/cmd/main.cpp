@@ -8,10 +8,12 @@
 #include <pthread.h>
 
 #include "cmd/operator_flags.h"
+#include "cmd/telemetry.h"
 #include "common/log.h"
 #include "ctrl/controller.h"
 #include "ipujob/ipujob_reconciler.h"
 #include "ipujob/orphan_partitions.h"
+#include "ipujob/vipu_controllers.h"
 #include "kube/cluster_config.h"
 #include "kube/cpprest_transport.h"
 #include "kube/event_recorder.h"
@@ -32,28 +34,46 @@ int fail(const std::string& message) {
 // Everything the controller needs, built once; runs until `stop`. False when the caches never synced.
 struct Operator {
   kube::RestClient& client;
-  vipu::VipuApi& vipu;
+  controllers::VipuControllers& vipu;
   const cmd::OperatorFlags& flags;
+  cmd::Telemetry& telemetry;
 
   bool run(std::stop_token stop) {
     kube::KubeEventRecorder events(client);
     kube::Informer jobs(client, controllers::ipuJobResource());
     kube::Informer pods(client, kube::ResourceRef::pods(), "",
                         kube::WatcherConfig{.labelSelector = controllers::kJobNameLabel});
-    controllers::ReconcilerOptions options;
-    options.pods.shmSizeLimit = flags.shmSize;
-    controllers::IpuJobReconciler reconciler(
-        client, jobs.store(), pods.store(),
-        controllers::VipuTarget{flags.vipu.name, flags.vipu.host, flags.vipu.port, &vipu}, events,
-        Clock::real(), options);
+    controllers::QueueingStrategy strategy = controllers::QueueingStrategy::kBestEffortFifo;
+    controllers::parseQueueingStrategy(flags.queueingStrategy, strategy);  // checked with the flags
+    controllers::Admitter admitter(vipu, jobs.store(), strategy);
+
+    controllers::IpuJobReconciler* reconciler = nullptr;  // set below; the controller starts after that
     ctrl::Controller controller(
         "ipujob",
-        [&reconciler](const std::string& ns, const std::string& name) -> Result<ctrl::RequeueAfter> {
-          auto action = reconciler.reconcile(ns, name);
+        [&reconciler, this](const std::string& ns, const std::string& name) -> Result<ctrl::RequeueAfter> {
+          const auto started = std::chrono::steady_clock::now();
+          auto action = reconciler->reconcile(ns, name);
+          telemetry.reconciled(action.ok(),
+                               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
           if (!action) return action.error();
           return action->requeueAfter;
         },
         flags.workers);
+
+    controllers::ReconcilerOptions options;
+    options.pods.shmSizeLimit = flags.shmSize;
+    options.partitionIdPrefix = flags.partitionIdPrefix;
+    options.hooks.wakeWaitingJobs = [&jobs, &controller] {
+      for (const kube::ObjectPtr& job : jobs.store().list()) {
+        if (controllers::waitsForAdmission(*job)) controller.queue().add(kube::objectKey(*job));
+      }
+    };
+    options.hooks.admitted = [this](double seconds) { telemetry.admitted(seconds); };
+    options.hooks.running = [this](double seconds) { telemetry.running(seconds); };
+    controllers::IpuJobReconciler ipuJobReconciler(client, jobs.store(), pods.store(), vipu, admitter, events,
+                                                   Clock::real(), options);
+    reconciler = &ipuJobReconciler;
+
     controller.watchPrimary(jobs);
     // A worker pod's changes wake its job (pods carry the job's name in a label; the job is in their
     // namespace).
@@ -63,24 +83,33 @@ struct Operator {
       if (job == labels.end() || !job->is_string()) return std::nullopt;
       return pod["metadata"].value("namespace", "") + "/" + job->get<std::string>();
     });
+    telemetry.attach({&jobs.store(), [&controller] { return controller.queue().len(); },
+                      [&jobs, &pods] { return jobs.store().hasSynced() && pods.store().hasSynced(); }});
     jobs.start();
     pods.start();
     // Orphans first, while no reconcile runs: partitions a killed process left that no IPUJob holds.
     if (jobs.waitForSync(std::chrono::minutes(2))) {
-      if (auto removed = controllers::removeOrphanPartitions(vipu, jobs.store()); !removed) {
-        log::warning("could not clean up orphaned partitions", {{"error", removed.error().toString()}});
+      for (const auto& target : vipu.targets()) {
+        if (auto removed = controllers::removeOrphanPartitions(flags.partitionIdPrefix, *target.api, jobs.store());
+            !removed) {
+          log::warning("could not clean up orphaned partitions",
+                       {{"controller", target.name}, {"error", removed.error().toString()}});
+        }
       }
     }
-    if (!controller.start(std::chrono::minutes(2))) return false;
-    std::mutex mutex;
-    std::condition_variable_any stopped;
-    std::unique_lock lock(mutex);
-    stopped.wait(lock, stop, [] { return false; });
-    log::info("stopping the controller");
+    const bool started = controller.start(std::chrono::minutes(2));
+    if (started) {
+      std::mutex mutex;
+      std::condition_variable_any stopped;
+      std::unique_lock lock(mutex);
+      stopped.wait(lock, stop, [] { return false; });
+      log::info("stopping the controller");
+    }
     controller.stop();
+    telemetry.detach();
     pods.stop();
     jobs.stop();
-    return true;
+    return started;
   }
 };
 
@@ -95,7 +124,7 @@ int main(int argc, char** argv) {
   sigaddset(&stopSignals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
   const std::vector<std::string> args(argv + 1, argv + argc);
-  auto flags = cmd::parseOperatorFlags(args);
+  auto flags = cmd::parseOperatorFlags(args, cmd::processEnvironment);
   if (!flags) {
     std::cerr << "ipu-operator: " << flags.error().message << "\nRun 'ipu-operator --help' for the flags.\n";
     return 2;
@@ -125,16 +154,30 @@ int main(int argc, char** argv) {
   clientOptions.burst = flags->burst;
   kube::RestClient client(std::shared_ptr<kube::Transport>(std::move(*transport)), *config, clientOptions);
 
-  vipu::ClientOptions vipuOptions;
-  vipuOptions.name = flags->vipu.name;
-  vipuOptions.endpoint = flags->vipu.host + ":" + std::to_string(flags->vipu.port);
-  auto vipuClient = vipu::VipuClient::create(vipuOptions);
-  if (!vipuClient) return fail(vipuClient.error().message);
+  std::vector<std::unique_ptr<vipu::VipuClient>> vipuClients;
+  std::vector<controllers::VipuTarget> targets;
+  for (const auto& endpoint : flags->vipuControllers) {
+    vipu::ClientOptions vipuOptions;
+    vipuOptions.name = endpoint.name;
+    vipuOptions.endpoint = endpoint.host + ":" + std::to_string(endpoint.port);
+    auto vipuClient = vipu::VipuClient::create(vipuOptions);
+    if (!vipuClient) return fail(vipuClient.error().message);
+    vipuClients.push_back(std::move(*vipuClient));
+    targets.push_back({endpoint.name, endpoint.host, endpoint.port, vipuClients.back().get()});
+    log::info("V-IPU controller", {{"name", endpoint.name}, {"endpoint", vipuOptions.endpoint}});
+  }
+  controllers::VipuControllers vipuControllers(std::move(targets));
 
-  Operator op{client, **vipuClient, *flags};
-  log::info("ipu-operator starting",
-            {{"vipuController", vipuOptions.endpoint}, {"apiServer", config->server}});
-  if (!flags->leaderElect) return op.run(stopSource.get_token()) ? 0 : 1;
+  cmd::Telemetry telemetry;
+  if (auto serving = telemetry.serve(flags->metricsBindAddress, flags->healthProbeBindAddress); !serving) {
+    return fail(serving.error().message);
+  }
+  Operator op{client, vipuControllers, *flags, telemetry};
+  log::info("ipu-operator starting", {{"apiServer", config->server}, {"queueingStrategy", flags->queueingStrategy}});
+  if (!flags->leaderElect) {
+    telemetry.setLeading(true);
+    return op.run(stopSource.get_token()) ? 0 : 1;
+  }
 
   kube::LeaderElectionConfig election;
   election.leaseName = "ipu-operator";
@@ -149,6 +192,7 @@ int main(int argc, char** argv) {
           .onStartedLeading =
               [&](std::stop_token leading) {
                 log::info("leading: starting the controller", {{"identity", (*elector)->identity()}});
+                telemetry.setLeading(true);
                 if (!op.run(leading)) {
                   synced = false;
                   stopSource.request_stop();

@@ -1,26 +1,47 @@
 #include "cmd/operator_flags.h"
 
+#include <cctype>
 #include <charconv>
+#include <cstdlib>
+#include <set>
 
 #include "common/log.h"
+#include "ipujob/admission_plan.h"
+#include "ipujob/orphan_partitions.h"
+#include "metrics/bind_address.h"
 #include "vipu/cli/flag_set.h"
 
 namespace ipu::cmd {
 namespace {
 
+constexpr const char* kVipuControllerFlag = "vipu-controller";
+
 struct RawFlags {
   OperatorFlags flags;
-  std::string vipuController;
+  std::vector<std::string> vipuControllers;
 };
 
 // One FlagSet for parsing and usage, so --help always tells the truth about the defaults.
 vipu::cli::FlagSet makeFlagSet(RawFlags& raw) {
-  vipu::cli::FlagSet set("ipu-operator [flags]: runs IPUJobs on Graphcore IPUs through V-IPU partitions.");
+  vipu::cli::FlagSet set(
+      "ipu-operator [flags]: runs IPUJobs on Graphcore IPUs through V-IPU partitions.\n"
+      "Every flag can also be set in the environment as IPU_OPERATOR_<FLAG> (--log-level: IPU_OPERATOR_LOG_LEVEL;\n"
+      "IPU_OPERATOR_VIPU_CONTROLLER takes a comma-separated list); the command line wins.");
   OperatorFlags& f = raw.flags;
   set.addString("kubeconfig", &f.kubeconfig,
                 "kubeconfig file (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)", "PATH");
-  set.addString("vipu-controller", &raw.vipuController,
-                "the V-IPU controller partitions come from (required)", "NAME=HOST:PORT");
+  set.addList(kVipuControllerFlag, &raw.vipuControllers,
+              "a V-IPU controller partitions come from; repeat for several IPU-PODs. Worker pods run on nodes "
+              "labelled ipu.graphcore.ai/vipu-controller=NAME (at least one is required)",
+              "NAME=HOST:PORT");
+  set.addString("queueing-strategy", &f.queueingStrategy,
+                "BestEffortFIFO (a job that fits runs even if an earlier one waits) or StrictFIFO (no "
+                "overtaking)",
+                "STRATEGY");
+  set.addString("partition-id-prefix", &f.partitionIdPrefix,
+                "starts the id of every V-IPU partition this operator makes; give each cluster sharing a V-IPU "
+                "controller its own",
+                "PREFIX");
   set.addInteger("workers", &f.workers, "IPUJobs reconciled in parallel", 1, 64, "N");
   set.addDouble("qps", &f.qps, "client-side limit of API server requests per second", 0.1, 10000);
   set.addInteger("burst", &f.burst, "API server requests allowed at once above --qps", 1, 100000, "N");
@@ -30,11 +51,78 @@ vipu::cli::FlagSet makeFlagSet(RawFlags& raw) {
               "run the controller only while holding the Lease 'ipu-operator'");
   set.addString("leader-election-namespace", &f.leaderElectionNamespace,
                 "namespace of the leader election Lease (default: the kubeconfig's namespace)", "NAMESPACE");
+  set.addString("metrics-bind-address", &f.metricsBindAddress,
+                "where /metrics is served (HOST:PORT, :PORT for every interface, 0 to turn it off)", "ADDRESS");
+  set.addString("health-probe-bind-address", &f.healthProbeBindAddress,
+                "where /healthz and /readyz are served (HOST:PORT, :PORT, or 0)", "ADDRESS");
   set.addString("log-level", &f.logLevel, "debug, info, warning or error", "LEVEL");
   return set;
 }
 
+std::vector<std::string> splitCommas(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!item.empty()) items.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+Status checkValues(OperatorFlags& flags, const std::vector<std::string>& controllers) {
+  if (controllers.empty()) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "--vipu-controller is required (or " + environmentVariableFor(kVipuControllerFlag) + ")");
+  }
+  std::set<std::string> names;
+  for (const std::string& text : controllers) {
+    auto endpoint = parseVipuEndpoint(text);
+    if (!endpoint) return endpoint.error();
+    if (!names.insert(endpoint->name).second) {
+      return makeError(ErrorCode::kInvalidArgument,
+                       "--vipu-controller: the name \"" + endpoint->name + "\" is given twice");
+    }
+    flags.vipuControllers.push_back(*endpoint);
+  }
+  controllers::QueueingStrategy strategy;
+  if (!controllers::parseQueueingStrategy(flags.queueingStrategy, strategy)) {
+    return makeError(ErrorCode::kInvalidArgument, "--queueing-strategy: expected BestEffortFIFO or StrictFIFO, not \"" +
+                                                      flags.queueingStrategy + "\"");
+  }
+  if (auto valid = controllers::validatePartitionIdPrefix(flags.partitionIdPrefix); !valid) {
+    return makeError(ErrorCode::kInvalidArgument, "--partition-id-prefix: " + valid.error().message);
+  }
+  for (const auto& [flag, value] : {std::pair<const char*, const std::string&>{"--metrics-bind-address",
+                                                                                flags.metricsBindAddress},
+                                    {"--health-probe-bind-address", flags.healthProbeBindAddress}}) {
+    if (auto address = metrics::parseBindAddress(value); !address) {
+      return makeError(ErrorCode::kInvalidArgument, std::string(flag) + ": " + address.error().message);
+    }
+  }
+  log::Level level;
+  if (!log::parseLevel(flags.logLevel, level)) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "--log-level: expected debug, info, warning or error, not \"" + flags.logLevel + "\"");
+  }
+  return {};
+}
+
 }  // namespace
+
+std::string environmentVariableFor(const std::string& flag) {
+  std::string name = "IPU_OPERATOR_";
+  for (char c : flag) name += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return name;
+}
+
+std::optional<std::string> processEnvironment(const std::string& variable) {
+  const char* value = std::getenv(variable.c_str());
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
 
 Result<VipuEndpoint> parseVipuEndpoint(const std::string& text) {
   const auto equals = text.find('=');
@@ -55,25 +143,33 @@ Result<VipuEndpoint> parseVipuEndpoint(const std::string& text) {
   return endpoint;
 }
 
-Result<OperatorFlags> parseOperatorFlags(const std::vector<std::string>& args) {
+Result<OperatorFlags> parseOperatorFlags(const std::vector<std::string>& args, const Environment& environment) {
   RawFlags raw;
   auto set = makeFlagSet(raw);
+  std::vector<std::string> environmentControllers;
+  if (environment) {
+    for (const std::string& name : set.names()) {
+      const std::string variable = environmentVariableFor(name);
+      const auto value = environment(variable);
+      if (!value) continue;
+      if (name == kVipuControllerFlag) {
+        environmentControllers = splitCommas(*value);
+        continue;
+      }
+      if (auto applied = set.set(name, *value); !applied) {
+        return makeError(ErrorCode::kInvalidArgument, variable + ": " + applied.error().message);
+      }
+    }
+  }
   auto rest = set.parse(args);
   if (!rest) return rest.error();
   if (!rest->empty())
     return makeError(ErrorCode::kInvalidArgument, "unexpected argument \"" + rest->front() + "\"");
   raw.flags.helpRequested = set.helpRequested();
   if (raw.flags.helpRequested) return raw.flags;
-  if (raw.vipuController.empty())
-    return makeError(ErrorCode::kInvalidArgument, "--vipu-controller is required");
-  auto endpoint = parseVipuEndpoint(raw.vipuController);
-  if (!endpoint) return endpoint.error();
-  raw.flags.vipu = *endpoint;
-  log::Level level;
-  if (!log::parseLevel(raw.flags.logLevel, level)) {
-    return makeError(
-        ErrorCode::kInvalidArgument,
-        "--log-level: expected debug, info, warning or error, not \"" + raw.flags.logLevel + "\"");
+  if (auto valid = checkValues(raw.flags, raw.vipuControllers.empty() ? environmentControllers : raw.vipuControllers);
+      !valid) {
+    return valid.error();
   }
   return raw.flags;
 }

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,22 +19,37 @@ struct VipuEndpoint {
 // Everything ipu-operator is configured with; each default is shown by --help.
 struct OperatorFlags {
   std::string kubeconfig;  // empty: $KUBECONFIG, then in-cluster, then ~/.kube/config
-  VipuEndpoint vipu;
+  std::vector<VipuEndpoint> vipuControllers;  // at least one; names unique
+  std::string queueingStrategy = "BestEffortFIFO";
+  std::string partitionIdPrefix = "k8s";
   int workers = 2;
   double qps = 50;
   int burst = 100;
   std::string shmSize = "10Gi";
   bool leaderElect = true;
   std::string leaderElectionNamespace;  // empty: the kubeconfig's namespace
+  std::string metricsBindAddress = ":8080";
+  std::string healthProbeBindAddress = ":8081";
   std::string logLevel = "info";
   bool helpRequested = false;
 };
 
+// Every flag can also come from the environment: --log-level from IPU_OPERATOR_LOG_LEVEL, and so on; the
+// command line wins. --vipu-controller's variable holds a comma-separated list, used when no
+// --vipu-controller is given.
+std::string environmentVariableFor(const std::string& flag);
+
 // NAME=HOST:PORT; InvalidArgument naming what is wrong.
 Result<VipuEndpoint> parseVipuEndpoint(const std::string& text);
 
-// InvalidArgument (the message names the flag) for unknown flags, bad values and a missing --vipu-controller.
-Result<OperatorFlags> parseOperatorFlags(const std::vector<std::string>& args);
+using Environment = std::function<std::optional<std::string>(const std::string& variable)>;
+// The process environment.
+std::optional<std::string> processEnvironment(const std::string& variable);
+
+// InvalidArgument (the message names the flag or variable) for unknown flags, bad values and a missing
+// --vipu-controller.
+Result<OperatorFlags> parseOperatorFlags(const std::vector<std::string>& args,
+                                         const Environment& environment = {});
 std::string operatorUsage();
 
 }  // namespace ipu::cmd

@@ -36,4 +36,29 @@ std::string formatMicroTime(Clock::WallTime time) { return formatFractional<std:
 
 std::string formatMilliTime(Clock::WallTime time) { return formatFractional<std::chrono::milliseconds>(time, 3); }
 
+std::optional<Clock::WallTime> parseTime(std::string_view text) {
+  // Exactly "YYYY-MM-DDTHH:MM:SS" then an optional ".digits", then "Z".
+  if (text.size() < 20 || text.back() != 'Z') return std::nullopt;
+  const std::string_view fraction = text.substr(19, text.size() - 20);
+  if (!fraction.empty() && (fraction.front() != '.' || fraction.size() < 2 ||
+                            fraction.substr(1).find_first_not_of("0123456789") != std::string_view::npos)) {
+    return std::nullopt;
+  }
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  const std::string head(text.substr(0, 19));
+  int consumed = 0;
+  if (std::sscanf(head.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &year, &month, &day, &hour, &minute, &second,
+                  &consumed) != 6 ||
+      consumed != 19 || head[4] != '-' || head[7] != '-' || head[10] != 'T' || head[13] != ':' ||
+      head[16] != ':') {
+    return std::nullopt;
+  }
+  const std::chrono::year_month_day date{std::chrono::year(year), std::chrono::month(static_cast<unsigned>(month)),
+                                         std::chrono::day(static_cast<unsigned>(day))};
+  if (!date.ok() || hour > 23 || minute > 59 || second > 60) return std::nullopt;
+  return std::chrono::time_point_cast<Clock::WallTime::duration>(
+      std::chrono::sys_days(date) + std::chrono::hours(hour) + std::chrono::minutes(minute) +
+      std::chrono::seconds(second));
+}
+
 }  // namespace ipu

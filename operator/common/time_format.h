@@ -1,6 +1,8 @@
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/clock.h"
 
@@ -14,5 +16,9 @@ std::string formatTime(Clock::WallTime time);
 std::string formatMicroTime(Clock::WallTime time);
 // Milliseconds ("2026-01-02T03:04:05.678Z"), for log lines.
 std::string formatMilliTime(Clock::WallTime time);
+
+// A metav1.Time as the API server writes it ("2026-01-02T03:04:05Z", optionally with a fraction, which is
+// dropped); nullopt for anything else.
+std::optional<Clock::WallTime> parseTime(std::string_view text);
 
 }  // namespace ipu

@@ -70,6 +70,12 @@ const FlagSet::Flag* FlagSet::find(std::string_view name) const {
   return nullptr;
 }
 
+std::vector<std::string> FlagSet::names() const {
+  std::vector<std::string> names;
+  for (const Flag& flag : flags_) names.push_back(flag.name);
+  return names;
+}
+
 Status FlagSet::set(std::string_view name, std::string_view value) {
   const Flag* flag = find(name);
   if (flag == nullptr) return makeError(ErrorCode::kInvalidArgument, "unknown flag --" + std::string(name));

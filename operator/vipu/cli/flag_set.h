@@ -56,6 +56,8 @@ class FlagSet {
 
   bool helpRequested() const { return helpRequested_; }
   bool has(std::string_view name) const { return find(name) != nullptr; }
+  // Every flag's name, in the order added.
+  std::vector<std::string> names() const;
   std::string usage() const;
 
  private:

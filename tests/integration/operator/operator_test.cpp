@@ -1,141 +1,13 @@
 // ipu-operator end to end: kubectl create of a user's IPUJob -> partition on vipu-sim -> worker pod ->
-// Running
-// -> delete -> partition released, pod collected.
-#include <chrono>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <memory>
-#include <sstream>
-#include <string>
-#include <thread>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-#include <signal.h>
-
-#include "eventually.h"
-#include "sim_process.h"
-#include "subprocess.h"
-#include "test_cluster.h"
-#include "vipu/partition_id.h"
-#include "vipu/vipu_client.h"
+// Running -> delete -> partition released, pod collected; exit codes; start-up cleanup; a killed leader.
+#include "operator_fixture.h"
 
 namespace ipu::testing {
 namespace {
 
-namespace fs = std::filesystem;
-using namespace std::chrono_literals;
-using Json = nlohmann::json;
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-int countIf(const Json& array, const std::function<bool(const Json&)>& predicate) {
-  int count = 0;
-  if (array.is_array()) {
-    for (const Json& item : array) count += predicate(item) ? 1 : 0;
-  }
-  return count;
-}
-
-// The user's 4-IPU manifest with the worker template annotated so that kwok ends the pod with `exitCode`.
-std::string manifestExitingWith(int exitCode) {
-  std::string manifest = readFile(IPU_SOURCE_DIR "/examples/ipujobs/bert-training-multi-ipu.yaml");
-  const std::string anchor = "    template:\n";
-  const auto at = manifest.find(anchor);
-  if (at == std::string::npos) return "";
-  manifest.insert(at + anchor.size(),
-                  "      metadata: {annotations: {ipu-operator.dev/simulate-exit-code: \"" +
-                      std::to_string(exitCode) + "\"}}\n");
-  return manifest;
-}
-
-class OperatorTest : public ClusterTest {
- protected:
-  static void SetUpTestSuite() { TestCluster::get().installIpuJobCrd(); }
-
-  void SetUp() override {
-    ClusterTest::SetUp();
-    directory_ = fs::temp_directory_path() / ("ipu-operator-test-" + ns());
-    fs::remove_all(directory_);
-    fs::create_directories(directory_);
-    std::string failure;
-    sim_ = vipu::testing::SimProcess::start(
-        directory_,
-        {"--pod", "pod64", "--state-file", directory_ + "/state.json", "--activation-delay-ms", "200"}, 0,
-        failure);
-    ASSERT_NE(sim_, nullptr) << failure;
-    vipu::ClientOptions options;
-    options.name = "pod64";
-    options.endpoint = sim_->endpoint();
-    auto client = vipu::VipuClient::create(options);
-    ASSERT_TRUE(client.ok()) << client.error().message;
-    vipu_ = std::move(*client);
-    startOperator();
-  }
-
-  // Leader election on, in the test's namespace: the slice runs as it would in a cluster.
-  void startOperator() {
-    operator_ = std::make_unique<BackgroundProcess>(std::vector<std::string>{
-        IPU_OPERATOR_BINARY, "--kubeconfig", cluster().kubeconfig(), "--vipu-controller",
-        "pod64=" + sim_->endpoint(), "--leader-election-namespace", ns(), "--log-level", "debug"});
-  }
-
-  void TearDown() override {
-    // Jobs go while the operator runs, so their finalizers are honoured and the namespace can be deleted.
-    if (operator_) {
-      kubectl({"delete", "ipujobs", "--all", "--timeout", "60s"});
-      const int status = operator_->stop();
-      EXPECT_EQ(status, 0) << "ipu-operator exit status";
-      if (HasFailure() || std::getenv("IPU_TEST_VERBOSE"))
-        std::cerr << "---- ipu-operator log ----\n" << operator_->stderrText();
-    }
-    if (sim_) {
-      if (HasFailure()) std::cerr << "---- vipu-sim log ----\n" << sim_->log();
-      sim_->stop();
-    }
-    fs::remove_all(directory_);
-    ClusterTest::TearDown();
-  }
-
-  // Creates the manifest in the test's namespace and returns the created IPUJob's name (they use
-  // generateName).
-  std::string createJob(const std::string& manifest) {
-    auto created = kubectl({"create", "-f", "-", "-o", "name"}, RunOptions{.input = manifest});
-    EXPECT_TRUE(created.ok()) << created.describe();
-    std::string name = created.out.substr(created.out.find('/') + 1);
-    while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
-    return name;
-  }
-
-  Json jobStatus(const std::string& job) const {
-    const Json object = getJson("ipujob", job);
-    return object.is_object() ? object.value("status", Json::object()) : Json::object();
-  }
-
-  std::optional<vipu::Partition> partition(const std::string& id) {
-    auto partitions = vipu_->listPartitions("");
-    if (!partitions) return std::nullopt;
-    for (const auto& partition : *partitions) {
-      if (partition.id == id) return partition;
-    }
-    return std::nullopt;
-  }
-
-  std::string directory_;
-  std::unique_ptr<vipu::testing::SimProcess> sim_;
-  std::unique_ptr<vipu::VipuClient> vipu_;
-  std::unique_ptr<BackgroundProcess> operator_;
-};
-
 TEST_F(OperatorTest, UsersFourIpuJobGetsAPartitionAndARunningWorkerAndReleasesItOnDelete) {
   const std::string job =
-      createJob(readFile(IPU_SOURCE_DIR "/examples/ipujobs/bert-training-multi-ipu.yaml"));
+      createJob(readFile(kFourIpuManifest));
   ASSERT_FALSE(job.empty());
 
   std::string id;
@@ -239,7 +111,8 @@ TEST_F(OperatorTest, StartUpRemovesPartitionsNoJobHolds) {
       },
       30s));
   ASSERT_EQ(operator_->stop(), 0);
-  const std::string orphan = vipu::derivePartitionId(ns(), "gone", 0);
+  // As the operator derives it with its default prefix "k8s" (kept within the 63-character limit).
+  const std::string orphan = "k8s_" + vipu::derivePartitionId(ns(), "gone", 0, vipu::kMaxPartitionIdLength - 4);
   vipu::PartitionRequest request;
   request.id = orphan;
   request.size = 2;
@@ -249,16 +122,22 @@ TEST_F(OperatorTest, StartUpRemovesPartitionsNoJobHolds) {
   foreign.id = "someone-elses";
   foreign.size = 1;
   ASSERT_TRUE(vipu_->createPartition(foreign).ok());
+  // Another Kubernetes cluster sharing this V-IPU controller, with its own --partition-id-prefix.
+  vipu::PartitionRequest otherCluster;
+  otherCluster.id = "lab_" + vipu::derivePartitionId(ns(), "gone", 0, vipu::kMaxPartitionIdLength - 4);
+  otherCluster.size = 1;
+  ASSERT_TRUE(vipu_->createPartition(otherCluster).ok());
 
   startOperator();
   EXPECT_TRUE(eventually([&] { return !partition(orphan).has_value(); }, 60s))
       << "orphan " << orphan << " kept";
   EXPECT_TRUE(partition("someone-elses").has_value()) << "a partition the operator did not name was removed";
+  EXPECT_TRUE(partition(otherCluster.id).has_value()) << "another installation's partition was removed";
 }
 
 TEST_F(OperatorTest, AKilledOperatorsSuccessorConvergesWithoutDuplicates) {
   const std::string job =
-      createJob(readFile(IPU_SOURCE_DIR "/examples/ipujobs/bert-training-multi-ipu.yaml"));
+      createJob(readFile(kFourIpuManifest));
   ASSERT_FALSE(job.empty());
   ASSERT_TRUE(eventually([&] { return jobStatus(job).value("phase", "") == "Running"; }, 90s))
       << "status: " << jobStatus(job).dump();

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace ipu::cmd {
 namespace {
 
@@ -30,14 +32,21 @@ TEST(ParseOperatorFlagsTest, DefaultsMatchTheDocumentedOnes) {
   EXPECT_EQ(flags->shmSize, "10Gi");
   EXPECT_TRUE(flags->leaderElect);
   EXPECT_EQ(flags->logLevel, "info");
-  EXPECT_EQ(flags->vipu.port, 8090);
+  ASSERT_EQ(flags->vipuControllers.size(), 1u);
+  EXPECT_EQ(flags->vipuControllers[0].port, 8090);
+  EXPECT_EQ(flags->queueingStrategy, "BestEffortFIFO");
+  EXPECT_EQ(flags->partitionIdPrefix, "k8s");
+  EXPECT_EQ(flags->metricsBindAddress, ":8080");
+  EXPECT_EQ(flags->healthProbeBindAddress, ":8081");
 }
 
 TEST(ParseOperatorFlagsTest, ReadsEveryFlag) {
   auto flags =
       parseOperatorFlags({"--vipu-controller=a=h:1", "--workers", "4", "--qps", "20", "--burst", "30",
                           "--shm-size", "1Gi", "--leader-elect=false", "--leader-election-namespace", "ops",
-                          "--log-level", "debug", "--kubeconfig", "/k"});
+                          "--log-level", "debug", "--kubeconfig", "/k", "--vipu-controller", "b=g:2",
+                          "--queueing-strategy", "StrictFIFO", "--partition-id-prefix", "lab-a",
+                          "--metrics-bind-address", "127.0.0.1:9090", "--health-probe-bind-address", "0"});
   ASSERT_TRUE(flags.ok()) << flags.error().message;
   EXPECT_EQ(flags->workers, 4);
   EXPECT_EQ(flags->qps, 20);
@@ -46,6 +55,45 @@ TEST(ParseOperatorFlagsTest, ReadsEveryFlag) {
   EXPECT_FALSE(flags->leaderElect);
   EXPECT_EQ(flags->leaderElectionNamespace, "ops");
   EXPECT_EQ(flags->kubeconfig, "/k");
+  ASSERT_EQ(flags->vipuControllers.size(), 2u);
+  EXPECT_EQ(flags->vipuControllers[1].name, "b");
+  EXPECT_EQ(flags->vipuControllers[1].host, "g");
+  EXPECT_EQ(flags->queueingStrategy, "StrictFIFO");
+  EXPECT_EQ(flags->partitionIdPrefix, "lab-a");
+  EXPECT_EQ(flags->metricsBindAddress, "127.0.0.1:9090");
+  EXPECT_EQ(flags->healthProbeBindAddress, "0");
+}
+
+TEST(ParseOperatorFlagsTest, EnvironmentSetsFlagsAndTheCommandLineWins) {
+  const std::map<std::string, std::string> environment = {
+      {"IPU_OPERATOR_VIPU_CONTROLLER", "a=h:1,b=g:2"},
+      {"IPU_OPERATOR_WORKERS", "8"},
+      {"IPU_OPERATOR_LOG_LEVEL", "warning"},
+      {"IPU_OPERATOR_LEADER_ELECT", "false"}};
+  const Environment lookup = [&](const std::string& name) -> std::optional<std::string> {
+    auto it = environment.find(name);
+    if (it == environment.end()) return std::nullopt;
+    return it->second;
+  };
+  auto flags = parseOperatorFlags({"--workers", "3"}, lookup);
+  ASSERT_TRUE(flags.ok()) << flags.error().message;
+  EXPECT_EQ(flags->workers, 3);
+  EXPECT_EQ(flags->logLevel, "warning");
+  EXPECT_FALSE(flags->leaderElect);
+  ASSERT_EQ(flags->vipuControllers.size(), 2u);
+  flags = parseOperatorFlags({"--vipu-controller", "c=k:3"}, lookup);
+  ASSERT_TRUE(flags.ok()) << flags.error().message;
+  ASSERT_EQ(flags->vipuControllers.size(), 1u) << "the command line's list replaces the environment's";
+  EXPECT_EQ(flags->vipuControllers[0].name, "c");
+
+  const Environment bad = [](const std::string& name) -> std::optional<std::string> {
+    if (name == "IPU_OPERATOR_WORKERS") return "many";
+    return std::nullopt;
+  };
+  auto refused = parseOperatorFlags({"--vipu-controller", "a=h:1"}, bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("IPU_OPERATOR_WORKERS"), std::string::npos) << refused.error().message;
+  EXPECT_EQ(environmentVariableFor("health-probe-bind-address"), "IPU_OPERATOR_HEALTH_PROBE_BIND_ADDRESS");
 }
 
 TEST(ParseOperatorFlagsTest, RefusesMissingControllerUnknownFlagsAndBadValues) {
@@ -53,6 +101,19 @@ TEST(ParseOperatorFlagsTest, RefusesMissingControllerUnknownFlagsAndBadValues) {
   EXPECT_FALSE(parseOperatorFlags({"--vipu-controller", "a=h:1", "--bogus"}).ok());
   EXPECT_FALSE(parseOperatorFlags({"--vipu-controller", "a=h:1", "--workers", "0"}).ok());
   EXPECT_FALSE(parseOperatorFlags({"--vipu-controller", "a=h:1", "--log-level", "loud"}).ok());
+  const std::vector<std::vector<std::string>> malformed = {
+      {"--vipu-controller", "a=h:1", "--vipu-controller", "a=g:2"},
+      {"--vipu-controller", "a=h:1", "--queueing-strategy", "fifo"},
+      {"--vipu-controller", "a=h:1", "--partition-id-prefix", "Has_Underscore"},
+      {"--vipu-controller", "a=h:1", "--partition-id-prefix", ""},
+      {"--vipu-controller", "a=h:1", "--metrics-bind-address", "8080"},
+      {"--vipu-controller", "a=h:1", "--health-probe-bind-address", "host:99999"},
+  };
+  for (const auto& args : malformed) {
+    auto flags = parseOperatorFlags(args);
+    ASSERT_FALSE(flags.ok()) << args[2] << " " << args[3];
+    EXPECT_NE(flags.error().message.find(args[2]), std::string::npos) << flags.error().message;
+  }
 }
 
 TEST(ParseOperatorFlagsTest, HelpNeedsNothingElseAndShowsEveryFlag) {
@@ -61,7 +122,9 @@ TEST(ParseOperatorFlagsTest, HelpNeedsNothingElseAndShowsEveryFlag) {
   EXPECT_TRUE(flags->helpRequested);
   const std::string usage = operatorUsage();
   for (const char* flag : {"--kubeconfig", "--vipu-controller", "--workers", "--qps", "--burst", "--shm-size",
-                           "--leader-elect", "--leader-election-namespace", "--log-level"}) {
+                           "--leader-elect", "--leader-election-namespace", "--log-level", "--queueing-strategy",
+                           "--partition-id-prefix", "--metrics-bind-address", "--health-probe-bind-address",
+                           "IPU_OPERATOR_"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   }
 }

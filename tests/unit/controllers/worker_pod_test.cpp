@@ -12,8 +12,8 @@ namespace {
 using testing::yamlFileToJson;
 using testing::yamlToJson;
 
-const PartitionAssignment kPartition{"ml_bert_0", "vipu.pod64.example", 8090,
-                                     R"({"ipuLinkDomainSize":"64","instanceSize":"4"})"};
+const PartitionAssignment kPartition{"ml_bert_0", "pod64", "vipu.pod64.example", 8090,
+                                     R"({"ipuLinkDomainSize":"64","instanceSize":"4"})", 2};
 
 api::IpuJob jobFrom(const Json& object, const std::string& name = "bert") {
   auto job = api::parseIpuJob(object);
@@ -72,6 +72,7 @@ spec:
   EXPECT_EQ(pod["metadata"]["namespace"], "ml");
   EXPECT_EQ(pod["metadata"]["labels"]["team"], "nlp");
   EXPECT_EQ(pod["metadata"]["labels"][kJobNameLabel], "bert");
+  EXPECT_EQ(pod["metadata"]["labels"][kAttemptLabel], "2");
   EXPECT_EQ(pod["metadata"]["annotations"]["note"], "kept");
   EXPECT_EQ(pod["metadata"]["ownerReferences"][0]["uid"], "uid-1");
   EXPECT_EQ(pod["metadata"]["ownerReferences"][0]["controller"], true);
@@ -79,6 +80,7 @@ spec:
   EXPECT_EQ(spec["hostIPC"], true);
   EXPECT_EQ(spec["restartPolicy"], "Never") << "restarts belong to the job";
   EXPECT_EQ(spec["subdomain"], "bert");
+  EXPECT_EQ(spec["nodeSelector"], Json({{kVipuControllerNodeLabel, "pod64"}}));
   ASSERT_EQ(spec["volumes"].size(), 1u);
   EXPECT_EQ(spec["volumes"][0], Json::parse(R"({"name":"devshm","emptyDir":{"medium":"Memory","sizeLimit":"64Mi"}})"));
   for (const auto& container : spec["containers"]) {
@@ -147,6 +149,26 @@ spec:
 TEST(WorkerPodTest, SameInputsSamePod) {
   auto job = jobFrom(yamlFileToJson(IPU_EXAMPLES_DIR "/bert-poprun-64ipus.yaml"));
   EXPECT_EQ(buildWorkerPod(job, 0, kPartition), buildWorkerPod(job, 0, kPartition));
+}
+
+TEST(WorkerPodTest, UsersNodeSelectorIsKeptAndNamesTheControllerItPins) {
+  auto job = jobFrom(yamlToJson(R"(
+kind: IPUJob
+metadata: {name: bert}
+spec:
+  ipusPerJobInstance: "4"
+  workers:
+    template:
+      spec:
+        nodeSelector: {ipu.graphcore.ai/vipu-controller: pod64-b, disk: ssd}
+        containers: [{name: main, image: train:1}]
+)"));
+  EXPECT_EQ(pinnedVipuController(job.spec), "pod64-b");
+  const Json pod = buildWorkerPod(job, 0, kPartition);
+  EXPECT_EQ(pod["spec"]["nodeSelector"],
+            Json({{kVipuControllerNodeLabel, "pod64-b"}, {"disk", "ssd"}}));
+  auto unpinned = jobFrom(yamlFileToJson(IPU_EXAMPLES_DIR "/bert-training-multi-ipu.yaml"));
+  EXPECT_EQ(pinnedVipuController(unpinned.spec), "");
 }
 
 TEST(HeadlessServiceTest, SelectsTheJobsWorkersAndPublishesUnreadyPeers) {

@@ -1,0 +1,123 @@
+#include "ipujob/admission_plan.h"
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+namespace ipu::controllers {
+namespace {
+
+using Kind = AdmissionDecision::Kind;
+
+bool eligible(const AdmissionRequest& request, const std::string& controller) {
+  return request.controllers.empty() ||
+         std::find(request.controllers.begin(), request.controllers.end(), controller) !=
+             request.controllers.end();
+}
+
+std::string namesOf(const std::vector<ControllerCapacity>& controllers) {
+  std::string names;
+  for (const auto& controller : controllers) names += (names.empty() ? "" : ", ") + controller.name;
+  return names.empty() ? "none" : names;
+}
+
+void take(ControllerCapacity& controller, const std::vector<vipu::InstancePlacement>& placements) {
+  for (const auto& placement : placements) controller.taken.insert(placement.block);
+}
+
+// Tries the request on each controller it may use, in name order; the first that places it takes it.
+AdmissionDecision tryAdmit(const AdmissionRequest& request, std::vector<ControllerCapacity>& controllers) {
+  AdmissionDecision waiting{Kind::kNeverFits, {}, {}, 0, "Unschedulable", {}};
+  bool anyEligible = false;
+  const bool several = controllers.size() > 1;
+  for (auto& controller : controllers) {
+    if (!eligible(request, controller.name)) continue;
+    anyEligible = true;
+    const auto plan = controller.planner->plan(controller.taken, {request.instances, request.ipusPerInstance});
+    if (plan.placed()) {
+      take(controller, plan.placements);
+      return {Kind::kAdmit, controller.name, plan.placements, 0, "Admitted", {}};
+    }
+    const std::string where = several ? "on " + controller.name + ": " : "";
+    if (plan.refusal->reason == vipu::RefusalReason::kDoesNotFitNow) {
+      // One controller where it could fit later is enough to wait; keep the first such explanation.
+      if (waiting.kind != Kind::kWait) waiting = {Kind::kWait, {}, {}, 0, "InsufficientCapacity", where + plan.refusal->message};
+    } else if (waiting.kind == Kind::kNeverFits && waiting.message.empty()) {
+      waiting.message = where + plan.refusal->message;
+    }
+  }
+  if (!anyEligible) {
+    std::string wanted;
+    for (const auto& name : request.controllers) wanted += (wanted.empty() ? "" : ", ") + name;
+    waiting.message = "the job asks for V-IPU controller " + wanted +
+                      " (node label ipu.graphcore.ai/vipu-controller), which the operator does not have; "
+                      "configured: " + namesOf(controllers);
+  }
+  return waiting;
+}
+
+}  // namespace
+
+bool parseQueueingStrategy(const std::string& text, QueueingStrategy& out) {
+  if (text == "BestEffortFIFO") {
+    out = QueueingStrategy::kBestEffortFifo;
+    return true;
+  }
+  if (text == "StrictFIFO") {
+    out = QueueingStrategy::kStrictFifo;
+    return true;
+  }
+  return false;
+}
+
+const char* queueingStrategyName(QueueingStrategy strategy) {
+  return strategy == QueueingStrategy::kStrictFifo ? "StrictFIFO" : "BestEffortFIFO";
+}
+
+void sortQueue(std::vector<AdmissionRequest>& queue) {
+  std::sort(queue.begin(), queue.end(), [](const AdmissionRequest& a, const AdmissionRequest& b) {
+    return std::tie(b.priority, a.creationTimestamp, a.key) < std::tie(a.priority, b.creationTimestamp, b.key);
+  });
+}
+
+std::map<std::string, AdmissionDecision> planAdmissions(std::vector<AdmissionRequest> queue,
+                                                        std::vector<ControllerCapacity> controllers,
+                                                        const std::vector<Reservation>& reservations,
+                                                        QueueingStrategy strategy) {
+  std::sort(controllers.begin(), controllers.end(),
+            [](const ControllerCapacity& a, const ControllerCapacity& b) { return a.name < b.name; });
+  for (const Reservation& reservation : reservations) {
+    for (auto& controller : controllers) {
+      if (controller.name != reservation.controller) continue;
+      const auto plan =
+          controller.planner->plan(controller.taken, {reservation.instances, reservation.ipusPerInstance});
+      // A reservation that no longer fits (someone else took the IPUs) holds nothing; its job waits.
+      if (plan.placed()) take(controller, plan.placements);
+    }
+  }
+
+  sortQueue(queue);
+  std::map<std::string, AdmissionDecision> decisions;
+  std::string blockedBy;  // StrictFIFO: the first job that had to wait
+  int position = 0;
+  for (const AdmissionRequest& request : queue) {
+    AdmissionDecision decision;
+    if (!blockedBy.empty()) {
+      decision = {Kind::kWait, {}, {}, 0, "WaitingInQueue",
+                  "waiting behind " + blockedBy + " (queueing strategy StrictFIFO)"};
+      // Still say so now if it could never run, rather than after the jobs ahead have gone.
+      std::vector<ControllerCapacity> probe = controllers;
+      if (auto alone = tryAdmit(request, probe); alone.kind == Kind::kNeverFits) decision = alone;
+    } else {
+      decision = tryAdmit(request, controllers);
+    }
+    if (decision.kind == Kind::kWait) {
+      decision.position = ++position;
+      if (strategy == QueueingStrategy::kStrictFifo && blockedBy.empty()) blockedBy = request.key;
+    }
+    decisions.emplace(request.key, std::move(decision));
+  }
+  return decisions;
+}
+
+}  // namespace ipu::controllers

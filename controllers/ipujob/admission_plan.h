@@ -1,0 +1,71 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "vipu/ipu_set.h"
+#include "vipu/partition_planner.h"
+
+namespace ipu::controllers {
+
+// How waiting jobs share capacity (the names are Kueue's, which cluster admins already know):
+//  - BestEffortFIFO: in queue order, every job that fits now is admitted; a job that does not fit waits
+//    without holding back smaller jobs behind it (better use of IPUs; a large job can wait long);
+//  - StrictFIFO: the first job that does not fit holds back every job behind it (no overtaking).
+enum class QueueingStrategy { kBestEffortFifo, kStrictFifo };
+
+// "BestEffortFIFO" / "StrictFIFO"; false for anything else.
+bool parseQueueingStrategy(const std::string& text, QueueingStrategy& out);
+const char* queueingStrategyName(QueueingStrategy strategy);
+
+// One V-IPU controller's cluster as admission sees it: its planner and the IPUs its partitions hold.
+struct ControllerCapacity {
+  std::string name;
+  const vipu::PartitionPlanner* planner = nullptr;
+  vipu::IpuSet taken;
+};
+
+// A job that wants partitions: a gang of `instances` partitions of `ipusPerInstance` IPUs.
+struct AdmissionRequest {
+  std::string key;  // "namespace/name"
+  int priority = 0;
+  std::string creationTimestamp;  // RFC 3339 in UTC, so text order is time order
+  std::uint32_t instances = 1;
+  std::uint32_t ipusPerInstance = 0;
+  std::vector<std::string> controllers;  // where the job may run; empty: any
+};
+
+// Partitions already promised to an admitted job (ids in its status) that V-IPU does not have yet: placed
+// before any waiting job, on their controller, so a restart between "recorded" and "created" loses nothing.
+struct Reservation {
+  std::string controller;
+  std::uint32_t instances = 0;
+  std::uint32_t ipusPerInstance = 0;
+};
+
+struct AdmissionDecision {
+  enum class Kind { kAdmit, kWait, kNeverFits };
+  Kind kind = Kind::kWait;
+  std::string controller;                           // kAdmit
+  std::vector<vipu::InstancePlacement> placements;  // kAdmit: one per instance
+  int position = 0;                                 // kWait: 1 = next in line
+  std::string reason;                               // a status condition reason
+  std::string message;                              // for people
+};
+
+// Queue order: higher priority first, then older first, then by key (a total order, so every process
+// computes the same queue).
+void sortQueue(std::vector<AdmissionRequest>& queue);
+
+// Decides, for every request, whether it is admitted now (and where), waits (and its position), or can never
+// run on the controllers it may use. Reservations take their IPUs first; then requests in queue order, each
+// admitted one taking its IPUs before the next is considered. A job goes to the first of its controllers (in
+// name order) that fits it. Pure and deterministic.
+std::map<std::string, AdmissionDecision> planAdmissions(std::vector<AdmissionRequest> queue,
+                                                        std::vector<ControllerCapacity> controllers,
+                                                        const std::vector<Reservation>& reservations,
+                                                        QueueingStrategy strategy);
+
+}  // namespace ipu::controllers

@@ -1,0 +1,70 @@
+#include "ipujob/restart_policy.h"
+
+namespace ipu::controllers {
+namespace {
+
+using State = WorkerOutcome::State;
+using Kind = WorkerVerdict::Kind;
+using api::RestartType;
+
+std::string describeFailure(const WorkerOutcome& worker) {
+  if (worker.state == State::kLost) return "Worker pod " + worker.pod + " was lost (" + worker.detail + ")";
+  if (worker.exitCode != 0) {
+    return "Worker pod " + worker.pod + " failed with exit code " + std::to_string(worker.exitCode);
+  }
+  return "Worker pod " + worker.pod + " failed" + (worker.detail.empty() ? "" : " (" + worker.detail + ")");
+}
+
+bool restartable(const api::IpuJobSpec& spec, const WorkerOutcome& worker) {
+  switch (spec.restartType) {
+    case RestartType::kNever:
+      return false;
+    case RestartType::kOnFailure:
+    case RestartType::kAlways:
+      return true;
+    case RestartType::kExitCode:
+      // A lost pod never ran to an exit code of its own: an infrastructure failure, worth another try.
+      return worker.state == State::kLost || spec.restartsOnExitCode(worker.exitCode);
+  }
+  return false;
+}
+
+std::string restartOrdinal(const api::IpuJobSpec& spec, int restartCount) {
+  return "restart " + std::to_string(restartCount + 1) + " of " + std::to_string(spec.backOffLimit);
+}
+
+}  // namespace
+
+WorkerVerdict judgeWorkers(const api::IpuJobSpec& spec, int restartCount,
+                           const std::vector<WorkerOutcome>& workers) {
+  const bool limitReached = restartCount >= spec.backOffLimit;
+  for (const WorkerOutcome& worker : workers) {
+    if (worker.state != State::kFailed && worker.state != State::kLost) continue;
+    const std::string failure = describeFailure(worker);
+    const std::string reason = worker.state == State::kLost ? "WorkerLost" : "WorkerFailed";
+    if (!restartable(spec, worker)) {
+      if (spec.restartType == RestartType::kExitCode && worker.state == State::kFailed) {
+        return {Kind::kFail, reason, failure + ", which is not in restartPolicy.exitCodes"};
+      }
+      return {Kind::kFail, reason, failure};
+    }
+    if (limitReached) {
+      return {Kind::kFail, "BackoffLimitExceeded",
+              failure + " after " + std::to_string(restartCount) + " restart(s) (backOffLimit " +
+                  std::to_string(spec.backOffLimit) + ")"};
+    }
+    return {Kind::kRestart, reason, failure + "; restarting the job (" + restartOrdinal(spec, restartCount) + ")"};
+  }
+  for (const WorkerOutcome& worker : workers) {
+    if (worker.state != State::kSucceeded) return {Kind::kContinue, {}, {}};
+  }
+  if (workers.empty()) return {Kind::kContinue, {}, {}};
+  if (spec.restartType == RestartType::kAlways && !limitReached) {
+    return {Kind::kRestart, "Completed",
+            "All instances done; restarting the job as restartPolicy Always asks (" +
+                restartOrdinal(spec, restartCount) + ")"};
+  }
+  return {Kind::kSucceed, "Succeeded", "All instances done"};
+}
+
+}  // namespace ipu::controllers

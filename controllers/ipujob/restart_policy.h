@@ -1,0 +1,38 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "api/ipujob.h"
+
+namespace ipu::controllers {
+
+// What one worker pod of the current attempt amounts to.
+struct WorkerOutcome {
+  enum class State { kActive, kSucceeded, kFailed, kLost };
+  std::string pod;
+  State state = State::kActive;
+  int exitCode = 0;    // kFailed: the first non-zero exit code of its containers (0 when none, e.g. evicted)
+  std::string detail;  // kFailed without an exit code: the pod's reason ("Evicted"); kLost: what happened
+};
+
+struct WorkerVerdict {
+  enum class Kind { kContinue, kSucceed, kRestart, kFail };
+  Kind kind = Kind::kContinue;
+  std::string reason;   // a stable condition/Event reason
+  std::string message;  // for people
+};
+
+// What the job does about its workers, by restartPolicy (a job restarts as a whole: poprun instances start
+// together, so one failed worker restarts every worker on reset partitions):
+//   Never      any failure fails the job;
+//   OnFailure  a failed or lost worker restarts the job, up to backOffLimit restarts;
+//   ExitCode   like OnFailure for exit codes in restartPolicy.exitCodes (and lost workers); any other code
+//              fails the job;
+//   Always     like OnFailure, and a job whose workers all completed runs again, up to backOffLimit times.
+// `restartCount` is the number of restarts so far. The first failed worker (in the order given) decides.
+// Pure.
+WorkerVerdict judgeWorkers(const api::IpuJobSpec& spec, int restartCount,
+                           const std::vector<WorkerOutcome>& workers);
+
+}  // namespace ipu::controllers

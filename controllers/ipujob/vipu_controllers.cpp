@@ -1,0 +1,60 @@
+#include "ipujob/vipu_controllers.h"
+
+#include <utility>
+
+#include "common/log.h"
+#include "vipu/topology_discovery.h"
+
+namespace ipu::controllers {
+
+VipuControllers::VipuControllers(std::vector<VipuTarget> targets, Clock& clock, Clock::Duration topologyTtl)
+    : targets_(std::move(targets)), clock_(clock), topologyTtl_(topologyTtl) {}
+
+const VipuTarget* VipuControllers::find(const std::string& name) const {
+  for (const auto& target : targets_) {
+    if (target.name == name) return &target;
+  }
+  return nullptr;
+}
+
+Result<std::shared_ptr<const vipu::PartitionPlanner>> VipuControllers::planner(const std::string& name) {
+  const VipuTarget* target = find(name);
+  if (target == nullptr) return makeError(ErrorCode::kNotFound, unknownControllerMessage(name, targets_));
+  {
+    std::lock_guard lock(mutex_);
+    auto cached = planners_.find(name);
+    if (cached != planners_.end() && clock_.now() - cached->second.fetched < topologyTtl_) {
+      return cached->second.planner;
+    }
+  }
+  // Outside the lock: a slow controller does not hold up the others.
+  auto attributes = target->api->listIpuAttributes({});
+  if (!attributes) return attributes.error();
+  auto topology = vipu::topologyFromAttributes(*attributes);
+  if (!topology) {
+    return makeError(topology.error().code,
+                     "V-IPU controller " + name + ": " + topology.error().message);
+  }
+  auto planner = std::make_shared<const vipu::PartitionPlanner>(*topology);
+  std::lock_guard lock(mutex_);
+  auto& entry = planners_[name];
+  if (!entry.planner || !(entry.planner->topology() == planner->topology())) {
+    log::info("V-IPU controller topology", {{"controller", name}, {"topology", topology->describe()}});
+  }
+  entry = {planner, clock_.now()};
+  return planner;
+}
+
+void VipuControllers::invalidate(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  planners_.erase(name);
+}
+
+std::string unknownControllerMessage(const std::string& name, const std::vector<VipuTarget>& targets) {
+  std::string names;
+  for (const auto& target : targets) names += (names.empty() ? "" : ", ") + target.name;
+  return "there is no V-IPU controller named '" + name + "' (configured: " + (names.empty() ? "none" : names) +
+         ")";
+}
+
+}  // namespace ipu::controllers

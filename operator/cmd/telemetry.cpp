@@ -1,0 +1,142 @@
+#include "cmd/telemetry.h"
+
+#include <map>
+#include <utility>
+
+#include "ipujob/admitter.h"
+#include "ipujob/job_status.h"
+#include "metrics/bind_address.h"
+
+namespace ipu::cmd {
+namespace {
+
+using Json = nlohmann::json;
+
+// From seconds to hours: admission waits for capacity, and a job can queue for a long time.
+std::vector<double> waitBuckets() { return {1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400}; }
+
+const Json& member(const Json& object, const char* name) {
+  static const Json kNull;
+  if (!object.is_object()) return kNull;
+  auto it = object.find(name);
+  return it == object.end() ? kNull : *it;
+}
+
+}  // namespace
+
+Telemetry::Telemetry()
+    : reconciles_(registry_.counter("ipu_operator_reconcile_total", "IPUJob reconciles by result.", {"result"})),
+      reconcileDuration_(registry_.histogram("ipu_operator_reconcile_duration_seconds",
+                                             "Time one IPUJob reconcile took.", metrics::defaultBuckets())),
+      timeToAdmit_(registry_.histogram("ipu_operator_time_to_admit_seconds",
+                                       "From an IPUJob's creation to its admission (partitions planned).",
+                                       waitBuckets())),
+      timeToRunning_(registry_.histogram("ipu_operator_time_to_running_seconds",
+                                         "From an IPUJob's creation to all its worker pods running.",
+                                         waitBuckets())),
+      leader_(registry_.gauge("ipu_operator_leader", "1 while this replica runs the controller.")) {
+  registry_.gaugeCallback("ipu_operator_ipujobs", "IPUJobs by phase.", {"phase"}, [this] {
+    metrics::GaugeSamples samples;
+    std::lock_guard lock(mutex_);
+    if (sources_.jobs == nullptr) return samples;
+    std::map<std::string, double> byPhase;
+    for (const char* phase : {controllers::kPhasePending, controllers::kPhaseQueued, controllers::kPhaseCreating,
+                              controllers::kPhaseRunning, controllers::kPhaseRestarting,
+                              controllers::kPhaseSucceeded, controllers::kPhaseFailed,
+                              controllers::kPhaseSuspended}) {
+      byPhase[phase] = 0;
+    }
+    for (const auto& job : sources_.jobs->list()) {
+      const Json& phase = member(member(*job, "status"), "phase");
+      ++byPhase[phase.is_string() ? phase.get<std::string>() : controllers::kPhasePending];
+    }
+    for (const auto& [phase, count] : byPhase) samples.push_back({{phase}, count});
+    return samples;
+  });
+  registry_.gaugeCallback(
+      "ipu_operator_ipus_held", "IPUs in partitions that IPUJobs hold, by V-IPU controller.", {"controller"},
+      [this] {
+        metrics::GaugeSamples samples;
+        std::lock_guard lock(mutex_);
+        if (sources_.jobs == nullptr) return samples;
+        std::map<std::string, double> byController;
+        for (const auto& job : sources_.jobs->list()) {
+          const Json& partitions = member(member(*job, "status"), "partitions");
+          if (!partitions.is_array()) continue;
+          for (const Json& partition : partitions) {
+            if (partition.value("state", "") == "Released") continue;
+            byController[partition.value("controller", "")] += partition.value("size", 0);
+          }
+        }
+        for (const auto& [controller, ipus] : byController) samples.push_back({{controller}, ipus});
+        return samples;
+      });
+  registry_.gaugeCallback("ipu_operator_waiting_jobs", "IPUJobs waiting for admission.", {}, [this] {
+    metrics::GaugeSamples samples;
+    std::lock_guard lock(mutex_);
+    if (sources_.jobs == nullptr) return samples;
+    double waiting = 0;
+    for (const auto& job : sources_.jobs->list()) waiting += controllers::waitsForAdmission(*job) ? 1 : 0;
+    samples.push_back({{}, waiting});
+    return samples;
+  });
+  registry_.gaugeCallback("ipu_operator_workqueue_depth", "IPUJob keys ready for a worker.", {}, [this] {
+    metrics::GaugeSamples samples;
+    std::lock_guard lock(mutex_);
+    if (sources_.queueLength) samples.push_back({{}, static_cast<double>(sources_.queueLength())});
+    return samples;
+  });
+
+  healthz_.add("ping", [] { return Status{}; });
+  // A standby replica is ready (it can take over at any time); the leader once its caches have synced.
+  readyz_.add("informers-synced", [this]() -> Status {
+    std::lock_guard lock(mutex_);
+    if (!sources_.synced || sources_.synced()) return {};
+    return makeError(ErrorCode::kUnavailable, "the IPUJob and pod caches have not synced yet");
+  });
+}
+
+Status Telemetry::serve(const std::string& metricsAddress, const std::string& probeAddress) {
+  auto metrics = metrics::parseBindAddress(metricsAddress);
+  if (!metrics) return metrics.error();
+  auto probes = metrics::parseBindAddress(probeAddress);
+  if (!probes) return probes.error();
+  if (!metrics->disabled) {
+    auto server = metrics::HttpEndpoints::start(*metrics, {&registry_, nullptr, nullptr});
+    if (!server) return server.error();
+    metricsServer_ = std::move(*server);
+  }
+  if (!probes->disabled) {
+    auto server = metrics::HttpEndpoints::start(*probes, {nullptr, &healthz_, &readyz_});
+    if (!server) return server.error();
+    probeServer_ = std::move(*server);
+  }
+  return {};
+}
+
+void Telemetry::attach(Sources sources) {
+  std::lock_guard lock(mutex_);
+  sources_ = std::move(sources);
+}
+
+void Telemetry::detach() {
+  std::lock_guard lock(mutex_);
+  sources_ = {};
+}
+
+void Telemetry::setLeading(bool leading) { leader_.with().set(leading ? 1 : 0); }
+
+void Telemetry::reconciled(bool ok, double seconds) {
+  reconciles_.with({ok ? "success" : "error"}).inc();
+  reconcileDuration_.with().observe(seconds);
+}
+
+void Telemetry::admitted(double secondsSinceCreation) {
+  if (secondsSinceCreation >= 0) timeToAdmit_.with().observe(secondsSinceCreation);
+}
+
+void Telemetry::running(double secondsSinceCreation) {
+  if (secondsSinceCreation >= 0) timeToRunning_.with().observe(secondsSinceCreation);
+}
+
+}  // namespace ipu::cmd

@@ -1,0 +1,84 @@
+// Several V-IPU controllers (one per IPU-POD): a job goes to one that fits, or to the one its template pins,
+// and its pods run on that POD's nodes.
+#include "operator_fixture.h"
+
+namespace ipu::testing {
+namespace {
+
+class ControllersTest : public OperatorTest {
+ protected:
+  bool startsOperatorInSetUp() const override { return false; }
+
+  void SetUp() override {
+    OperatorTest::SetUp();
+    if (HasFatalFailure()) return;
+    std::string failure;
+    fs::create_directories(directory_ + "/pod16");
+    sim16_ = vipu::testing::SimProcess::start(
+        directory_ + "/pod16", {"--pod", "pod16", "--state-file", directory_ + "/pod16-state.json"}, 0, failure);
+    ASSERT_NE(sim16_, nullptr) << failure;
+    vipu::ClientOptions options;
+    options.name = "pod16";
+    options.endpoint = sim16_->endpoint();
+    auto client = vipu::VipuClient::create(options);
+    ASSERT_TRUE(client.ok());
+    vipu16_ = std::move(*client);
+    // One host of the test cluster joins the POD16.
+    ASSERT_TRUE(kubectl({"label", "node", kNode, "ipu.graphcore.ai/vipu-controller=pod16", "--overwrite"}).ok());
+    startOperator({"--vipu-controller", "pod64=" + sim_->endpoint(), "--vipu-controller",
+                   "pod16=" + sim16_->endpoint()});
+  }
+
+  void TearDown() override {
+    kubectl({"label", "node", kNode, "ipu.graphcore.ai/vipu-controller=pod64", "--overwrite"});
+    OperatorTest::TearDown();
+    if (sim16_) sim16_->stop();
+  }
+
+  static constexpr const char* kNode = "ipu-host-3";
+  std::unique_ptr<vipu::testing::SimProcess> sim16_;
+  std::unique_ptr<vipu::VipuClient> vipu16_;
+};
+
+TEST_F(ControllersTest, JobsGoWhereTheyFitOrWhereTheyArePinned) {
+  const std::string big = createJob(readFile(kSixtyFourIpuManifest));
+  ASSERT_TRUE(reachesPhase(big, "Running"));
+  EXPECT_EQ(jobStatus(big)["partitions"][0].value("controller", ""), "pod64");
+
+  // Pinned to the POD64 although it is full: waits there rather than going to the POD16.
+  std::string pinned = readFile(kFourIpuManifest);
+  const std::string anchor = "    template:\n      spec:\n";
+  const auto at = pinned.find(anchor);
+  ASSERT_NE(at, std::string::npos);
+  pinned.insert(at + anchor.size(), "        nodeSelector: {ipu.graphcore.ai/vipu-controller: pod64}\n");
+  const std::string waiting = createJob(pinned);
+  ASSERT_TRUE(reachesPhase(waiting, "Queued", 30s));
+
+  // Unpinned, 16 IPUs: only the POD16 has room; its pod lands on the POD16's node.
+  std::string manifest = readFile(kFourIpuManifest);
+  const auto size = manifest.find("ipusPerJobInstance: \"4\"");
+  ASSERT_NE(size, std::string::npos);
+  const std::string sixteen = createJob(manifest.replace(size, 23, "ipusPerJobInstance: \"16\""));
+  ASSERT_TRUE(reachesPhase(sixteen, "Running"));
+  const Json status = jobStatus(sixteen);
+  EXPECT_EQ(status["partitions"][0].value("controller", ""), "pod16") << status.dump();
+  auto on16 = vipu16_->listPartitions("");
+  ASSERT_TRUE(on16.ok());
+  ASSERT_EQ(on16->size(), 1u);
+  EXPECT_EQ((*on16)[0].size(), 16u);
+  const Json pod = getJson("pod", sixteen + "-worker-0");
+  EXPECT_EQ(pod["spec"]["nodeSelector"].value("ipu.graphcore.ai/vipu-controller", ""), "pod16");
+  EXPECT_EQ(pod["spec"].value("nodeName", ""), kNode);
+  const Json env = pod["spec"]["containers"][0]["env"];
+  EXPECT_EQ(countIf(env,
+                    [&](const Json& e) {
+                      return e.value("name", "") == "IPUOF_VIPU_API_PORT" &&
+                             e.value("value", "") == sim16_->endpoint().substr(sim16_->endpoint().rfind(':') + 1);
+                    }),
+            1)
+      << env.dump();
+  EXPECT_EQ(phaseOf(waiting), "Queued");
+}
+
+}  // namespace
+}  // namespace ipu::testing

@@ -1,0 +1,69 @@
+// After the job: cleanPodPolicy, ttlSecondsAfterFinished; during it: activeDeadlineSeconds; and a job that
+// could never run admitted again once its spec is fixed.
+#include "operator_fixture.h"
+
+namespace ipu::testing {
+namespace {
+
+using LifecycleTest = OperatorTest;
+
+TEST_F(LifecycleTest, CleanPodPolicyAllAndTtlRemovePodsThenTheJob) {
+  const std::string job =
+      createJob(manifestExitingWith(0, "  cleanPodPolicy: All\n  ttlSecondsAfterFinished: 4\n", "1s"));
+  ASSERT_TRUE(reachesPhase(job, "Succeeded"));
+  EXPECT_TRUE(eventually([&] { return podsOf(job).empty(); }, 30s)) << "pods kept: " << podsOf(job).dump();
+  EXPECT_TRUE(eventually([&] { return getJson("ipujob", job).is_null(); }, 60s)) << "job kept after its TTL";
+  EXPECT_TRUE(partitions().empty());
+}
+
+TEST_F(LifecycleTest, CleanPodPolicyWorkersKeepsWorkerZeroForItsLogs) {
+  std::string manifest = manifestExitingWith(0, "  cleanPodPolicy: Workers\n", "1s");
+  const auto at = manifest.find("jobInstances: 1");
+  ASSERT_NE(at, std::string::npos);
+  manifest.replace(at, 15, "jobInstances: 2");
+  const std::string job = createJob(manifest);
+  ASSERT_TRUE(reachesPhase(job, "Succeeded"));
+  EXPECT_TRUE(eventually([&] { return podsOf(job).size() == 1; }, 30s)) << podsOf(job).dump();
+  EXPECT_TRUE(getJson("pod", job + "-worker-0").is_object());
+}
+
+TEST_F(LifecycleTest, ActiveDeadlineStopsARunningJob) {
+  // The user's manifest, which never ends on kwok, with a deadline.
+  const std::string job = createJob(manifestWith(kFourIpuManifest, "", "  activeDeadlineSeconds: 4\n"));
+  ASSERT_TRUE(reachesPhase(job, "Running"));
+  ASSERT_TRUE(reachesPhase(job, "Failed", 60s));
+  const Json status = jobStatus(job);
+  EXPECT_NE(status.value("lastMessage", "").find("activeDeadlineSeconds (4 s)"), std::string::npos) << status.dump();
+  EXPECT_EQ(countIf(status["conditions"],
+                    [](const Json& c) {
+                      return c.value("type", "") == "Failed" && c.value("reason", "") == "DeadlineExceeded";
+                    }),
+            1)
+      << status.dump();
+  EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 30s));
+  EXPECT_TRUE(eventually([&] { return podsOf(job).empty(); }, 60s)) << "the running worker was not stopped";
+}
+
+TEST_F(LifecycleTest, AnUnschedulableJobRunsOnceItsSpecIsFixed) {
+  std::string manifest = readFile(kFourIpuManifest);
+  const auto at = manifest.find("ipusPerJobInstance: \"4\"");
+  ASSERT_NE(at, std::string::npos);
+  manifest.replace(at, 23, "ipusPerJobInstance: \"128\"");
+  const std::string job = createJob(manifest);
+  ASSERT_TRUE(reachesPhase(job, "Failed", 30s));
+  EXPECT_NE(jobStatus(job).value("lastMessage", "").find("largest possible partition is 64"), std::string::npos)
+      << jobStatus(job).dump();
+
+  // The size may only change while suspended (the CRD says so at apply); then resume.
+  auto fixed = kubectl({"patch", "ipujob", job, "--type", "merge", "-p",
+                        R"({"spec":{"suspend":true,"ipusPerJobInstance":"4"}})"});
+  ASSERT_TRUE(fixed.ok()) << fixed.describe();
+  ASSERT_TRUE(reachesPhase(job, "Suspended", 30s));
+  ASSERT_TRUE(kubectl({"patch", "ipujob", job, "--type", "merge", "-p", R"({"spec":{"suspend":false}})"}).ok());
+  EXPECT_TRUE(reachesPhase(job, "Running"));
+  const auto reasons = eventReasons(job);
+  EXPECT_NE(std::find(reasons.begin(), reasons.end(), "SpecChanged"), reasons.end());
+}
+
+}  // namespace
+}  // namespace ipu::testing
