@@ -10,9 +10,8 @@ namespace {
 using Kind = AdmissionDecision::Kind;
 
 bool eligible(const AdmissionRequest& request, const std::string& controller) {
-  return request.controllers.empty() ||
-         std::find(request.controllers.begin(), request.controllers.end(), controller) !=
-             request.controllers.end();
+  return request.controllers.empty() || std::find(request.controllers.begin(), request.controllers.end(),
+                                                  controller) != request.controllers.end();
 }
 
 std::string namesOf(const std::vector<ControllerCapacity>& controllers) {
@@ -33,7 +32,8 @@ AdmissionDecision tryAdmit(const AdmissionRequest& request, std::vector<Controll
   for (auto& controller : controllers) {
     if (!eligible(request, controller.name)) continue;
     anyEligible = true;
-    const auto plan = controller.planner->plan(controller.taken, {request.instances, request.ipusPerInstance});
+    const auto plan =
+        controller.planner->plan(controller.taken, {request.instances, request.ipusPerInstance});
     if (plan.placed()) {
       take(controller, plan.placements);
       return {Kind::kAdmit, controller.name, plan.placements, 0, "Admitted", {}};
@@ -41,7 +41,8 @@ AdmissionDecision tryAdmit(const AdmissionRequest& request, std::vector<Controll
     const std::string where = several ? "on " + controller.name + ": " : "";
     if (plan.refusal->reason == vipu::RefusalReason::kDoesNotFitNow) {
       // One controller where it could fit later is enough to wait; keep the first such explanation.
-      if (waiting.kind != Kind::kWait) waiting = {Kind::kWait, {}, {}, 0, "InsufficientCapacity", where + plan.refusal->message};
+      if (waiting.kind != Kind::kWait)
+        waiting = {Kind::kWait, {}, {}, 0, "InsufficientCapacity", where + plan.refusal->message};
     } else if (waiting.kind == Kind::kNeverFits && waiting.message.empty()) {
       waiting.message = where + plan.refusal->message;
     }
@@ -51,7 +52,8 @@ AdmissionDecision tryAdmit(const AdmissionRequest& request, std::vector<Controll
     for (const auto& name : request.controllers) wanted += (wanted.empty() ? "" : ", ") + name;
     waiting.message = "the job asks for V-IPU controller " + wanted +
                       " (node label ipu.graphcore.ai/vipu-controller), which the operator does not have; "
-                      "configured: " + namesOf(controllers);
+                      "configured: " +
+                      namesOf(controllers);
   }
   return waiting;
 }
@@ -76,7 +78,8 @@ const char* queueingStrategyName(QueueingStrategy strategy) {
 
 void sortQueue(std::vector<AdmissionRequest>& queue) {
   std::sort(queue.begin(), queue.end(), [](const AdmissionRequest& a, const AdmissionRequest& b) {
-    return std::tie(b.priority, a.creationTimestamp, a.key) < std::tie(a.priority, b.creationTimestamp, b.key);
+    return std::tie(b.priority, a.creationTimestamp, a.key) <
+           std::tie(a.priority, b.creationTimestamp, b.key);
   });
 }
 
@@ -103,7 +106,11 @@ std::map<std::string, AdmissionDecision> planAdmissions(std::vector<AdmissionReq
   for (const AdmissionRequest& request : queue) {
     AdmissionDecision decision;
     if (!blockedBy.empty()) {
-      decision = {Kind::kWait, {}, {}, 0, "WaitingInQueue",
+      decision = {Kind::kWait,
+                  {},
+                  {},
+                  0,
+                  "WaitingInQueue",
                   "waiting behind " + blockedBy + " (queueing strategy StrictFIFO)"};
       // Still say so now if it could never run, rather than after the jobs ahead have gone.
       std::vector<ControllerCapacity> probe = controllers;

@@ -113,7 +113,8 @@ Result<bool> Admitter::admit(const std::string& key, const Act& act) {
     request.creationTimestamp = job["metadata"].value("creationTimestamp", "");
     request.instances = static_cast<std::uint32_t>(parsed->spec.jobInstances);
     request.ipusPerInstance = static_cast<std::uint32_t>(parsed->spec.ipusPerJobInstance);
-    if (auto pinned = pinnedVipuController(parsed->spec); !pinned.empty()) request.controllers.push_back(pinned);
+    if (auto pinned = pinnedVipuController(parsed->spec); !pinned.empty())
+      request.controllers.push_back(pinned);
     queue.push_back(std::move(request));
   }
 

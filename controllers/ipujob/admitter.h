@@ -33,9 +33,9 @@ class Admitter {
   Admitter(VipuControllers& controllers, const kube::Store& jobs,
            QueueingStrategy strategy = QueueingStrategy::kBestEffortFifo);
 
-  // Runs a pass for the job with this key ("ns/name") and calls `act` with its decision. Returns false, without
-  // calling `act`, when the cache no longer shows the job waiting (another pass admitted it, or it changed).
-  // An unreachable controller is left out of the pass; if the job could have gone there and was not
+  // Runs a pass for the job with this key ("ns/name") and calls `act` with its decision. Returns false,
+  // without calling `act`, when the cache no longer shows the job waiting (another pass admitted it, or it
+  // changed). An unreachable controller is left out of the pass; if the job could have gone there and was not
   // admitted elsewhere, the controller's error is returned instead of a decision.
   Result<bool> admit(const std::string& key, const Act& act);
 

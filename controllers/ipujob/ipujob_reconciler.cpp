@@ -35,7 +35,9 @@ std::string stringField(const Json& object, const char* name) {
   return value.is_string() ? value.get<std::string>() : std::string();
 }
 
-std::string phaseOf(const Json& job) { return stringField(field(job, "status"), "phase"); }
+std::string phaseOf(const Json& job) {
+  return stringField(field(job, "status"), "phase");
+}
 
 int restartCountOf(const Json& job) {
   const Json& count = field(field(job, "status"), "restartCount");
@@ -90,9 +92,13 @@ std::string describeIpus(const vipu::Topology& topology, const vipu::IpuBlock& b
                                                               : "");
 }
 
-std::string podPhase(const Json& pod) { return stringField(field(pod, "status"), "phase"); }
+std::string podPhase(const Json& pod) {
+  return stringField(field(pod, "status"), "phase");
+}
 
-bool podFinished(const Json& pod) { return podPhase(pod) == "Succeeded" || podPhase(pod) == "Failed"; }
+bool podFinished(const Json& pod) {
+  return podPhase(pod) == "Succeeded" || podPhase(pod) == "Failed";
+}
 
 int attemptOf(const Json& pod) {
   const std::string label = stringField(field(field(pod, "metadata"), "labels"), kAttemptLabel);
@@ -128,7 +134,9 @@ WorkerOutcome outcomeOf(const std::string& name, const Json& pod) {
   return outcome;
 }
 
-bool isNotFound(const Error& error) { return error.code == ErrorCode::kNotFound; }
+bool isNotFound(const Error& error) {
+  return error.code == ErrorCode::kNotFound;
+}
 
 // The recorded partitions, marked released (after RemovePartition).
 Json releasedPartitions(const Json& job) {
@@ -137,7 +145,9 @@ Json releasedPartitions(const Json& job) {
   return partitions;
 }
 
-std::string jobSelector(const Json& job) { return std::string(kJobNameLabel) + "=" + stringField(job["metadata"], "name"); }
+std::string jobSelector(const Json& job) {
+  return std::string(kJobNameLabel) + "=" + stringField(job["metadata"], "name");
+}
 
 double secondsSince(const Json& job, const char* timestampField, Clock::WallTime now) {
   const auto since = parseTime(stringField(field(job, "metadata"), timestampField));
@@ -148,8 +158,8 @@ double secondsSince(const Json& job, const char* timestampField, Clock::WallTime
 }  // namespace
 
 IpuJobReconciler::IpuJobReconciler(kube::RestClient& client, const kube::Store& jobs, const kube::Store& pods,
-                                   VipuControllers& controllers, Admitter& admitter, kube::EventRecorder& events,
-                                   Clock& clock, ReconcilerOptions options)
+                                   VipuControllers& controllers, Admitter& admitter,
+                                   kube::EventRecorder& events, Clock& clock, ReconcilerOptions options)
     : client_(client),
       jobs_(jobs),
       pods_(pods),
@@ -171,7 +181,8 @@ Result<Action> IpuJobReconciler::reconcile(const std::string& ns, const std::str
   if (isTerminalPhase(phase)) {
     const auto generation = job["metadata"].value("generation", int64_t{0});
     const auto observed = field(job, "status").value("observedGeneration", int64_t{0});
-    if (phase == kPhaseFailed && generation != observed && kReadmittableReasons.contains(failureReason(job))) {
+    if (phase == kPhaseFailed && generation != observed &&
+        kReadmittableReasons.contains(failureReason(job))) {
       return readmit(job);
     }
     return finished(job);
@@ -253,8 +264,9 @@ Status IpuJobReconciler::removeRecordedPartitions(const Json& job) {
     const std::string controller = partition.value("controller", "");
     const VipuTarget* target = controllers_.find(controller);
     if (target == nullptr) {
-      return makeError(ErrorCode::kNotFound, "cannot release partition " + id + ": " +
-                                                 unknownControllerMessage(controller, controllers_.targets()));
+      return makeError(ErrorCode::kNotFound,
+                       "cannot release partition " + id + ": " +
+                           unknownControllerMessage(controller, controllers_.targets()));
     }
     auto removed = target->api->removePartition(id, /*force=*/true);
     if (!removed && !isNotFound(removed.error())) return removed.error();
@@ -281,11 +293,13 @@ Result<Action> IpuJobReconciler::finished(const Json& job) {
   if (holdsPartitions(job)) {
     failpoint("ipujob/before-release");
     if (auto status = removeRecordedPartitions(job); !status) return status.error();
-    if (auto status = patchStatus(job, {{"partitions", releasedPartitions(job)}}); !status) return status.error();
+    if (auto status = patchStatus(job, {{"partitions", releasedPartitions(job)}}); !status)
+      return status.error();
     wakeWaitingJobs();
   }
 
-  // Workers still running (the others of a failed job) go first: they would hold nothing but a dead partition.
+  // Workers still running (the others of a failed job) go first: they would hold nothing but a dead
+  // partition.
   const std::string uid = job["metadata"].value("uid", "");
   const auto spec = api::parseIpuJobSpec(field(job, "spec"));
   const auto cleanPolicy = spec ? spec->cleanPodPolicy : api::CleanPodPolicy::kNone;
@@ -332,30 +346,33 @@ Result<Action> IpuJobReconciler::suspend(const Json& job, const api::IpuJob& par
 Result<Action> IpuJobReconciler::admit(const Json& job, const api::IpuJob& parsed) {
   AdmissionDecision::Kind kind = AdmissionDecision::Kind::kWait;
   bool decided = false;
-  auto acted = admitter_.admit(kube::objectKey(job), [&](const AdmissionDecision& decision,
-                                                         const vipu::PartitionPlanner* planner) -> Status {
-    kind = decision.kind;
-    decided = true;
-    switch (decision.kind) {
-      case AdmissionDecision::Kind::kAdmit:
-        return recordAdmission(job, parsed, decision, *planner);
-      case AdmissionDecision::Kind::kNeverFits:
-        return setPhase(job, kPhaseFailed, "Unschedulable", decision.message);
-      case AdmissionDecision::Kind::kWait:
-        break;
-    }
-    const std::string position = "position " + std::to_string(decision.position) + " in the queue";
-    return setPhase(job, kPhaseQueued, decision.reason,
-                    decision.reason == "InsufficientCapacity"
-                        ? "Waiting for capacity (" + position + "): " + decision.message
-                        : "Waiting (" + position + "): " + decision.message,
-                    {{"queuePosition", decision.position}, {"desiredReplicas", parsed.spec.workerCount()}});
-  });
+  auto acted = admitter_.admit(
+      kube::objectKey(job),
+      [&](const AdmissionDecision& decision, const vipu::PartitionPlanner* planner) -> Status {
+        kind = decision.kind;
+        decided = true;
+        switch (decision.kind) {
+          case AdmissionDecision::Kind::kAdmit:
+            return recordAdmission(job, parsed, decision, *planner);
+          case AdmissionDecision::Kind::kNeverFits:
+            return setPhase(job, kPhaseFailed, "Unschedulable", decision.message);
+          case AdmissionDecision::Kind::kWait:
+            break;
+        }
+        const std::string position = "position " + std::to_string(decision.position) + " in the queue";
+        return setPhase(
+            job, kPhaseQueued, decision.reason,
+            decision.reason == "InsufficientCapacity"
+                ? "Waiting for capacity (" + position + "): " + decision.message
+                : "Waiting (" + position + "): " + decision.message,
+            {{"queuePosition", decision.position}, {"desiredReplicas", parsed.spec.workerCount()}});
+      });
   if (!acted) {
     if (decided) return acted.error();  // writing the decision failed (e.g. a stale cache): retry
     // V-IPU could not be asked: the user sees why nothing happens; the controller retries with backoff.
     if (auto status = setPhase(job, kPhaseQueued, "VipuUnavailable", acted.error().message); !status) {
-      log::warning("could not write status", {{"job", kube::objectKey(job)}, {"error", status.error().toString()}});
+      log::warning("could not write status",
+                   {{"job", kube::objectKey(job)}, {"error", status.error().toString()}});
     }
     return acted.error();
   }
@@ -369,32 +386,33 @@ Result<Action> IpuJobReconciler::admit(const Json& job, const api::IpuJob& parse
 }
 
 Status IpuJobReconciler::recordAdmission(const Json& job, const api::IpuJob& parsed,
-                                         const AdmissionDecision& decision, const vipu::PartitionPlanner& planner) {
+                                         const AdmissionDecision& decision,
+                                         const vipu::PartitionPlanner& planner) {
   const VipuTarget* target = controllers_.find(decision.controller);
   const auto size = static_cast<std::uint32_t>(parsed.spec.ipusPerJobInstance);
   Json recorded = Json::array();
   for (std::uint32_t instance = 0; instance < decision.placements.size(); ++instance) {
-    recorded.push_back(
-        {{"id", partitionIdFor(options_.partitionIdPrefix, parsed.identity.ns, parsed.identity.name, instance)},
-         {"instance", instance},
-         {"size", size},
-         {"controller", decision.controller},
-         {"ipus", describeIpus(planner.topology(), decision.placements[instance].block)},
-         {"state", kStatePlanned}});
+    recorded.push_back({{"id", partitionIdFor(options_.partitionIdPrefix, parsed.identity.ns,
+                                              parsed.identity.name, instance)},
+                        {"instance", instance},
+                        {"size", size},
+                        {"controller", decision.controller},
+                        {"ipus", describeIpus(planner.topology(), decision.placements[instance].block)},
+                        {"state", kStatePlanned}});
   }
   const auto now = clock_.wallNow();
   // Ids go into status before any partition exists (and only if the job is still the version this pass
   // planned), so a crash after CreatePartition leaves nothing that status does not name.
-  if (auto status = setPhase(job, kPhaseCreating, "Admitted",
-                             "Admitted to " + decision.controller + ": creating " +
-                                 std::to_string(recorded.size()) + " partition(s) of " + std::to_string(size) +
-                                 " IPUs",
-                             {{"partitions", recorded},
-                              {"desiredReplicas", parsed.spec.workerCount()},
-                              {"currentReplicas", 0},
-                              {"startTime", formatTime(now)},
-                              {"completionTime", nullptr}},
-                             /*conditional=*/true);
+  if (auto status =
+          setPhase(job, kPhaseCreating, "Admitted",
+                   "Admitted to " + decision.controller + ": creating " + std::to_string(recorded.size()) +
+                       " partition(s) of " + std::to_string(size) + " IPUs",
+                   {{"partitions", recorded},
+                    {"desiredReplicas", parsed.spec.workerCount()},
+                    {"currentReplicas", 0},
+                    {"startTime", formatTime(now)},
+                    {"completionTime", nullptr}},
+                   /*conditional=*/true);
       !status) {
     return status;
   }
@@ -411,13 +429,13 @@ Status IpuJobReconciler::createPartitions(const Json& job, const VipuTarget& tar
                                           const std::vector<vipu::InstancePlacement>& placements) {
   for (std::size_t i = 0; i < partitions.size(); ++i) {
     const std::string id = partitions[i]->value("id", "");
-    auto created = target.api->createPartition(vipu::makePartitionRequest(id, planner.topology(), placements[i]));
+    auto created =
+        target.api->createPartition(vipu::makePartitionRequest(id, planner.topology(), placements[i]));
     // ALREADY_EXISTS: ours, created by an earlier attempt whose answer was lost.
     if (!created && created.error().code != ErrorCode::kAlreadyExists) return created.error();
     events_.record(kube::referenceTo(job), kube::EventType::kNormal, "PartitionCreated",
                    "Created V-IPU partition " + id + " (" + std::to_string(partitions[i]->value("size", 0)) +
-                       " IPUs) on " +
-                       target.name);
+                       " IPUs) on " + target.name);
     failpoint("ipujob/after-partition-created");
   }
   return {};
@@ -429,9 +447,10 @@ Result<Action> IpuJobReconciler::runJob(const Json& job, const api::IpuJob& pars
   const std::string controller = recorded.at(0).value("controller", "");
   const VipuTarget* target = controllers_.find(controller);
   if (target == nullptr) {
-    return makeError(ErrorCode::kFailedPrecondition, "the job holds partitions on a V-IPU controller the operator "
-                                                     "is not configured with: " +
-                                                         unknownControllerMessage(controller, controllers_.targets()));
+    return makeError(ErrorCode::kFailedPrecondition,
+                     "the job holds partitions on a V-IPU controller the operator "
+                     "is not configured with: " +
+                         unknownControllerMessage(controller, controllers_.targets()));
   }
   auto planner = controllers_.planner(controller);
   if (!planner) return planner.error();
@@ -520,13 +539,15 @@ Result<Action> IpuJobReconciler::runJob(const Json& job, const api::IpuJob& pars
       const std::string podName = workerPodName(parsed.identity.name, k);
       if (pods.contains(podName)) continue;
       if (created == 0) {
-        auto service = client_.create(kube::ResourceRef::services(), parsed.identity.ns, buildHeadlessService(parsed));
+        auto service =
+            client_.create(kube::ResourceRef::services(), parsed.identity.ns, buildHeadlessService(parsed));
         if (!service && service.error().code != ErrorCode::kAlreadyExists) return service.error();
       }
       const Json& partition = recorded.at(static_cast<std::size_t>(k / spec.workersPerJobInstance));
       const auto& current = byId.at(partition.value("id", ""));
-      const PartitionAssignment assignment{current.id,  target->name, target->host, target->port,
-                                           vipu::poplarTargetOptions(current, topology), attempt};
+      const PartitionAssignment assignment{
+          current.id, target->name, target->host, target->port, vipu::poplarTargetOptions(current, topology),
+          attempt};
       auto pod = client_.create(kube::ResourceRef::pods(), parsed.identity.ns,
                                 buildWorkerPod(parsed, k, assignment, options_.pods));
       if (!pod && pod.error().code != ErrorCode::kAlreadyExists) return pod.error();
@@ -546,8 +567,8 @@ Result<Action> IpuJobReconciler::runJob(const Json& job, const api::IpuJob& pars
     const std::string podName = workerPodName(parsed.identity.name, k);
     auto pod = pods.find(podName);
     if (pod == pods.end()) {
-      outcomes.push_back({podName, allStarted ? WorkerOutcome::State::kLost : WorkerOutcome::State::kActive, 0,
-                          "the pod was deleted"});
+      outcomes.push_back({podName, allStarted ? WorkerOutcome::State::kLost : WorkerOutcome::State::kActive,
+                          0, "the pod was deleted"});
       continue;
     }
     outcomes.push_back(outcomeOf(podName, pod->second));
@@ -574,7 +595,8 @@ Result<Action> IpuJobReconciler::runJob(const Json& job, const api::IpuJob& pars
     case WorkerVerdict::Kind::kRestart: {
       counts["restartCount"] = attempt + 1;
       counts["currentReplicas"] = 0;
-      if (auto status = setPhase(job, kPhaseRestarting, verdict.reason, verdict.message, counts, true); !status) {
+      if (auto status = setPhase(job, kPhaseRestarting, verdict.reason, verdict.message, counts, true);
+          !status) {
         return status.error();
       }
       failpoint("ipujob/after-restart-recorded");
@@ -587,14 +609,16 @@ Result<Action> IpuJobReconciler::runJob(const Json& job, const api::IpuJob& pars
     if (phase != kPhaseRunning && attempt == 0 && options_.hooks.running) {
       options_.hooks.running(secondsSince(job, "creationTimestamp", now));
     }
-    if (auto status = setPhase(job, kPhaseRunning, "Running", "All worker pods are running", counts); !status) {
+    if (auto status = setPhase(job, kPhaseRunning, "Running", "All worker pods are running", counts);
+        !status) {
       return status.error();
     }
     return Action{deadlineIn};
   }
   const std::string message = "Waiting for worker pods: " + std::to_string(running + done) + " of " +
                               std::to_string(workers) + " running";
-  if (auto status = setPhase(job, kPhaseCreating, "PodsStarting", message, counts); !status) return status.error();
+  if (auto status = setPhase(job, kPhaseCreating, "PodsStarting", message, counts); !status)
+    return status.error();
   return Action{deadlineIn};
 }
 
@@ -623,7 +647,8 @@ Result<Action> IpuJobReconciler::restart(const Json& job, const api::IpuJob& par
   return Action{std::chrono::milliseconds(0)};
 }
 
-Result<Action> IpuJobReconciler::fail(const Json& job, const std::string& reason, const std::string& message) {
+Result<Action> IpuJobReconciler::fail(const Json& job, const std::string& reason,
+                                      const std::string& message) {
   // The verdict first: finished() then stops the workers still running, releases the partitions and applies
   // cleanPodPolicy and TTL, whichever process gets there.
   if (auto status = setPhase(job, kPhaseFailed, reason, message,
@@ -661,16 +686,17 @@ Status IpuJobReconciler::setPhase(const Json& job, const std::string& phase, con
   extra["observedGeneration"] = generation;
   extra["selector"] = jobSelector(job);
   if (!extra.contains("queuePosition")) extra["queuePosition"] = nullptr;  // only waiting jobs have one
-  extra["conditions"] = conditionsForPhase(field(status, "conditions"), phase, reason, message, generation, now);
+  extra["conditions"] =
+      conditionsForPhase(field(status, "conditions"), phase, reason, message, generation, now);
   const bool changed = phaseOf(job) != phase;
   if (auto patched = patchStatus(job, std::move(extra), conditional); !patched) return patched;
   if (changed) {
     const bool warning = phase == kPhaseFailed || phase == kPhaseRestarting;
-    const std::string eventReason = phase == kPhaseQueued      ? "Queued"
-                                    : phase == kPhaseFailed    ? "Failed"
-                                    : phase == kPhaseSucceeded ? "Succeeded"
+    const std::string eventReason = phase == kPhaseQueued       ? "Queued"
+                                    : phase == kPhaseFailed     ? "Failed"
+                                    : phase == kPhaseSucceeded  ? "Succeeded"
                                     : phase == kPhaseRestarting ? "Restarting"
-                                                               : reason;
+                                                                : reason;
     events_.record(kube::referenceTo(job), warning ? kube::EventType::kWarning : kube::EventType::kNormal,
                    eventReason, message);
     log::info("IPUJob phase changed", {{"job", kube::objectKey(job)}, {"phase", phase}, {"reason", reason}});

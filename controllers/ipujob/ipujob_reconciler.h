@@ -42,7 +42,7 @@ struct ReconcilerOptions {
   std::string partitionIdPrefix = "k8s";
   // Waiting jobs are woken when capacity changes; this re-check catches capacity freed outside the operator.
   Clock::Duration queuedRetry = std::chrono::seconds(15);
-  Clock::Duration activationPoll = std::chrono::milliseconds(500);  // poll a PS_PENDING partition
+  Clock::Duration activationPoll = std::chrono::milliseconds(500);   // poll a PS_PENDING partition
   Clock::Duration podDeletionPoll = std::chrono::milliseconds(500);  // wait for replaced pods to go
   ReconcilerHooks hooks;
 };
@@ -53,12 +53,12 @@ struct Action {
 };
 
 // Drives one IPUJob towards its spec: admission by capacity and queue order, partitions (ids recorded in
-// status before they are created), headless Service, worker pods, restarts by restartPolicy, deadline, status,
-// and release of partitions (then pods by cleanPodPolicy, then the job by TTL) when the job ends or is deleted.
-// Level-triggered: it reads everything it needs from the caches, status and V-IPU each time, so a new process
-// picks up where a killed one stopped. Decisions that must happen once (admission, a restart) are written
-// with the job's resourceVersion as a precondition, so a stale cache can never make them twice. Safe to call
-// concurrently for different jobs.
+// status before they are created), headless Service, worker pods, restarts by restartPolicy, deadline,
+// status, and release of partitions (then pods by cleanPodPolicy, then the job by TTL) when the job ends or
+// is deleted. Level-triggered: it reads everything it needs from the caches, status and V-IPU each time, so a
+// new process picks up where a killed one stopped. Decisions that must happen once (admission, a restart) are
+// written with the job's resourceVersion as a precondition, so a stale cache can never make them twice. Safe
+// to call concurrently for different jobs.
 class IpuJobReconciler {
  public:
   IpuJobReconciler(kube::RestClient& client, const kube::Store& jobs, const kube::Store& pods,
@@ -81,8 +81,8 @@ class IpuJobReconciler {
                          const std::vector<kube::ObjectPtr>& stalePods);
   Result<Action> fail(const Json& job, const std::string& reason, const std::string& message);
 
-  Status createPartitions(const Json& job, const VipuTarget& target, const std::vector<const Json*>& partitions,
-                          const vipu::PartitionPlanner& planner,
+  Status createPartitions(const Json& job, const VipuTarget& target,
+                          const std::vector<const Json*>& partitions, const vipu::PartitionPlanner& planner,
                           const std::vector<vipu::InstancePlacement>& placements);
   Status removeRecordedPartitions(const Json& job);
   Status deletePods(const std::vector<kube::ObjectPtr>& pods);

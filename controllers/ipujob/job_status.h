@@ -14,7 +14,8 @@ inline constexpr const char* kPhasePending = "Pending";
 inline constexpr const char* kPhaseQueued = "Queued";
 inline constexpr const char* kPhaseCreating = "Creating";
 inline constexpr const char* kPhaseRunning = "Running";
-inline constexpr const char* kPhaseRestarting = "Restarting";  // replacing every worker after a restart decision
+inline constexpr const char* kPhaseRestarting =
+    "Restarting";  // replacing every worker after a restart decision
 inline constexpr const char* kPhaseSucceeded = "Succeeded";
 inline constexpr const char* kPhaseFailed = "Failed";
 inline constexpr const char* kPhaseSuspended = "Suspended";

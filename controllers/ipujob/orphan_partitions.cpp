@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <set>
 
-#include "vipu/partition_id.h"
-
 #include "common/log.h"
+#include "vipu/partition_id.h"
 
 namespace ipu::controllers {
 
@@ -16,7 +15,8 @@ std::string partitionIdFor(const std::string& prefix, const std::string& ns, con
 }
 
 bool hasOperatorPrefix(const std::string& prefix, const std::string& id) {
-  return id.size() > prefix.size() + 1 && id.compare(0, prefix.size(), prefix) == 0 && id[prefix.size()] == '_';
+  return id.size() > prefix.size() + 1 && id.compare(0, prefix.size(), prefix) == 0 &&
+         id[prefix.size()] == '_';
 }
 
 Status validatePartitionIdPrefix(const std::string& prefix) {
@@ -25,9 +25,11 @@ Status validatePartitionIdPrefix(const std::string& prefix) {
                        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
                      });
   if (valid) return {};
-  return makeError(ErrorCode::kInvalidArgument,
-                   "partition id prefix must be 1-16 characters from a-z, 0-9 and '-', starting with a letter or "
-                   "digit, not \"" + prefix + "\"");
+  return makeError(
+      ErrorCode::kInvalidArgument,
+      "partition id prefix must be 1-16 characters from a-z, 0-9 and '-', starting with a letter or "
+      "digit, not \"" +
+          prefix + "\"");
 }
 
 std::vector<std::string> orphanPartitionIds(const std::string& prefix,

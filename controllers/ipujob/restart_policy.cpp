@@ -53,7 +53,8 @@ WorkerVerdict judgeWorkers(const api::IpuJobSpec& spec, int restartCount,
               failure + " after " + std::to_string(restartCount) + " restart(s) (backOffLimit " +
                   std::to_string(spec.backOffLimit) + ")"};
     }
-    return {Kind::kRestart, reason, failure + "; restarting the job (" + restartOrdinal(spec, restartCount) + ")"};
+    return {Kind::kRestart, reason,
+            failure + "; restarting the job (" + restartOrdinal(spec, restartCount) + ")"};
   }
   for (const WorkerOutcome& worker : workers) {
     if (worker.state != State::kSucceeded) return {Kind::kContinue, {}, {}};

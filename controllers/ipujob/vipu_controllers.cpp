@@ -32,8 +32,7 @@ Result<std::shared_ptr<const vipu::PartitionPlanner>> VipuControllers::planner(c
   if (!attributes) return attributes.error();
   auto topology = vipu::topologyFromAttributes(*attributes);
   if (!topology) {
-    return makeError(topology.error().code,
-                     "V-IPU controller " + name + ": " + topology.error().message);
+    return makeError(topology.error().code, "V-IPU controller " + name + ": " + topology.error().message);
   }
   auto planner = std::make_shared<const vipu::PartitionPlanner>(*topology);
   std::lock_guard lock(mutex_);
@@ -53,8 +52,8 @@ void VipuControllers::invalidate(const std::string& name) {
 std::string unknownControllerMessage(const std::string& name, const std::vector<VipuTarget>& targets) {
   std::string names;
   for (const auto& target : targets) names += (names.empty() ? "" : ", ") + target.name;
-  return "there is no V-IPU controller named '" + name + "' (configured: " + (names.empty() ? "none" : names) +
-         ")";
+  return "there is no V-IPU controller named '" + name +
+         "' (configured: " + (names.empty() ? "none" : names) + ")";
 }
 
 }  // namespace ipu::controllers

@@ -65,14 +65,16 @@ void injectEnv(Json& container, const api::IpuJob& job, int workerIndex, const P
   setEnv(env, "IPUOF_VIPU_API_PARTITION_ID", partition.partitionId);
   defaultEnv(env, "IPUOF_VIPU_API_GCD_ID", "0");
   defaultEnv(env, "IPUOF_VIPU_API_TIMEOUT", std::to_string(options.ipuofTimeoutSeconds));
-  if (!partition.poplarTargetOptions.empty()) defaultEnv(env, "POPLAR_TARGET_OPTIONS", partition.poplarTargetOptions);
+  if (!partition.poplarTargetOptions.empty())
+    defaultEnv(env, "POPLAR_TARGET_OPTIONS", partition.poplarTargetOptions);
 
   // What poprun would pass to this worker as one instance of the partition's replicas.
   defaultEnv(env, "POPDIST_NUM_TOTAL_REPLICAS", std::to_string(spec.replicasPerInstance()));
   defaultEnv(env, "POPDIST_NUM_IPUS_PER_REPLICA", std::to_string(spec.ipusPerReplica()));
   defaultEnv(env, "POPDIST_NUM_LOCAL_REPLICAS", std::to_string(spec.modelReplicasPerWorker));
   defaultEnv(env, "POPDIST_UNIFORM_REPLICAS_PER_INSTANCE", "1");
-  defaultEnv(env, "POPDIST_REPLICA_INDEX_OFFSET", std::to_string(workerInInstance * spec.modelReplicasPerWorker));
+  defaultEnv(env, "POPDIST_REPLICA_INDEX_OFFSET",
+             std::to_string(workerInInstance * spec.modelReplicasPerWorker));
   defaultEnv(env, "POPDIST_LOCAL_INSTANCE_INDEX", "0");
 
   setEnv(env, "IPUJOB_NAME", job.identity.name);
@@ -86,7 +88,9 @@ void injectEnv(Json& container, const api::IpuJob& job, int workerIndex, const P
   setEnv(env, "IPUJOB_SERVICE", headlessServiceName(job.identity.name));
 }
 
-Json jobLabels(const api::IpuJob& job) { return {{kJobNameLabel, job.identity.name}}; }
+Json jobLabels(const api::IpuJob& job) {
+  return {{kJobNameLabel, job.identity.name}};
+}
 
 }  // namespace
 
@@ -94,7 +98,9 @@ std::string workerPodName(const std::string& jobName, int workerIndex) {
   return jobName + "-worker-" + std::to_string(workerIndex);
 }
 
-std::string headlessServiceName(const std::string& jobName) { return jobName; }
+std::string headlessServiceName(const std::string& jobName) {
+  return jobName;
+}
 
 Json ownerReferenceTo(const api::ObjectIdentity& job) {
   return {{"apiVersion", std::string(api::kGroup) + "/" + api::kVersion},
@@ -106,8 +112,8 @@ Json ownerReferenceTo(const api::ObjectIdentity& job) {
 }
 
 std::string pinnedVipuController(const api::IpuJobSpec& spec) {
-  const Json& podSpec = spec.workerTemplate.is_object() ? spec.workerTemplate.value("spec", Json::object())
-                                                        : Json::object();
+  const Json& podSpec =
+      spec.workerTemplate.is_object() ? spec.workerTemplate.value("spec", Json::object()) : Json::object();
   const Json selector = podSpec.is_object() ? podSpec.value("nodeSelector", Json::object()) : Json::object();
   if (!selector.is_object()) return "";
   const auto it = selector.find(kVipuControllerNodeLabel);
@@ -142,7 +148,8 @@ Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssi
     Json& selector = spec["nodeSelector"];
     if (!selector.is_object()) selector = Json::object();
     // A user's own value is kept: admission only placed the job on the controller it names.
-    if (!selector.contains(kVipuControllerNodeLabel)) selector[kVipuControllerNodeLabel] = partition.vipuController;
+    if (!selector.contains(kVipuControllerNodeLabel))
+      selector[kVipuControllerNodeLabel] = partition.vipuController;
   }
 
   bool needsShmVolume = false;
@@ -159,7 +166,8 @@ Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssi
   if (needsShmVolume && !hasVolume(spec, kShmVolume)) {
     Json& volumes = spec["volumes"];
     if (!volumes.is_array()) volumes = Json::array();
-    volumes.push_back({{"name", kShmVolume}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", options.shmSizeLimit}}}});
+    volumes.push_back(
+        {{"name", kShmVolume}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", options.shmSizeLimit}}}});
   }
   pod["spec"] = std::move(spec);
   return pod;

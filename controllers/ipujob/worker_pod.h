@@ -1,8 +1,8 @@
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "api/ipujob.h"
 
@@ -44,10 +44,13 @@ std::string headlessServiceName(const std::string& jobName);
 //  - hostIPC: true;
 //  - a memory-backed emptyDir mounted at /dev/shm in every container that mounts nothing there;
 //  - the IPC_LOCK capability in every container;
-//  - IPUOF_VIPU_API_HOST/PORT/PARTITION_ID (always ours: the partition is the operator's), IPUOF_VIPU_API_GCD_ID,
-//    IPUOF_VIPU_API_TIMEOUT, POPLAR_TARGET_OPTIONS and POPDIST_* (the user's value wins when set), and IPUJOB_*;
+//  - IPUOF_VIPU_API_HOST/PORT/PARTITION_ID (always ours: the partition is the operator's),
+//  IPUOF_VIPU_API_GCD_ID,
+//    IPUOF_VIPU_API_TIMEOUT, POPLAR_TARGET_OPTIONS and POPDIST_* (the user's value wins when set), and
+//    IPUJOB_*;
 //  - a nodeSelector for the partition's V-IPU controller (unless the user selected that label already);
-//  - labels (job, instance, worker index, attempt), the controller ownerReference, hostname/subdomain for the headless Service, restartPolicy Never
+//  - labels (job, instance, worker index, attempt), the controller ownerReference, hostname/subdomain for the
+//  headless Service, restartPolicy Never
 //    (restarts are the job's: the operator replaces pods, so a restart gets a reset partition).
 // Pure: the same inputs give the same pod.
 Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssignment& partition,

@@ -53,8 +53,8 @@ struct Operator {
         [&reconciler, this](const std::string& ns, const std::string& name) -> Result<ctrl::RequeueAfter> {
           const auto started = std::chrono::steady_clock::now();
           auto action = reconciler->reconcile(ns, name);
-          telemetry.reconciled(action.ok(),
-                               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+          telemetry.reconciled(
+              action.ok(), std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
           if (!action) return action.error();
           return action->requeueAfter;
         },
@@ -90,7 +90,8 @@ struct Operator {
     // Orphans first, while no reconcile runs: partitions a killed process left that no IPUJob holds.
     if (jobs.waitForSync(std::chrono::minutes(2))) {
       for (const auto& target : vipu.targets()) {
-        if (auto removed = controllers::removeOrphanPartitions(flags.partitionIdPrefix, *target.api, jobs.store());
+        if (auto removed =
+                controllers::removeOrphanPartitions(flags.partitionIdPrefix, *target.api, jobs.store());
             !removed) {
           log::warning("could not clean up orphaned partitions",
                        {{"controller", target.name}, {"error", removed.error().toString()}});
@@ -173,7 +174,8 @@ int main(int argc, char** argv) {
     return fail(serving.error().message);
   }
   Operator op{client, vipuControllers, *flags, telemetry};
-  log::info("ipu-operator starting", {{"apiServer", config->server}, {"queueingStrategy", flags->queueingStrategy}});
+  log::info("ipu-operator starting",
+            {{"apiServer", config->server}, {"queueingStrategy", flags->queueingStrategy}});
   if (!flags->leaderElect) {
     telemetry.setLeading(true);
     return op.run(stopSource.get_token()) ? 0 : 1;

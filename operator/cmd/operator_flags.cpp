@@ -25,23 +25,26 @@ struct RawFlags {
 vipu::cli::FlagSet makeFlagSet(RawFlags& raw) {
   vipu::cli::FlagSet set(
       "ipu-operator [flags]: runs IPUJobs on Graphcore IPUs through V-IPU partitions.\n"
-      "Every flag can also be set in the environment as IPU_OPERATOR_<FLAG> (--log-level: IPU_OPERATOR_LOG_LEVEL;\n"
+      "Every flag can also be set in the environment as IPU_OPERATOR_<FLAG> (--log-level: "
+      "IPU_OPERATOR_LOG_LEVEL;\n"
       "IPU_OPERATOR_VIPU_CONTROLLER takes a comma-separated list); the command line wins.");
   OperatorFlags& f = raw.flags;
   set.addString("kubeconfig", &f.kubeconfig,
                 "kubeconfig file (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)", "PATH");
-  set.addList(kVipuControllerFlag, &raw.vipuControllers,
-              "a V-IPU controller partitions come from; repeat for several IPU-PODs. Worker pods run on nodes "
-              "labelled ipu.graphcore.ai/vipu-controller=NAME (at least one is required)",
-              "NAME=HOST:PORT");
+  set.addList(
+      kVipuControllerFlag, &raw.vipuControllers,
+      "a V-IPU controller partitions come from; repeat for several IPU-PODs. Worker pods run on nodes "
+      "labelled ipu.graphcore.ai/vipu-controller=NAME (at least one is required)",
+      "NAME=HOST:PORT");
   set.addString("queueing-strategy", &f.queueingStrategy,
                 "BestEffortFIFO (a job that fits runs even if an earlier one waits) or StrictFIFO (no "
                 "overtaking)",
                 "STRATEGY");
-  set.addString("partition-id-prefix", &f.partitionIdPrefix,
-                "starts the id of every V-IPU partition this operator makes; give each cluster sharing a V-IPU "
-                "controller its own",
-                "PREFIX");
+  set.addString(
+      "partition-id-prefix", &f.partitionIdPrefix,
+      "starts the id of every V-IPU partition this operator makes; give each cluster sharing a V-IPU "
+      "controller its own",
+      "PREFIX");
   set.addInteger("workers", &f.workers, "IPUJobs reconciled in parallel", 1, 64, "N");
   set.addDouble("qps", &f.qps, "client-side limit of API server requests per second", 0.1, 10000);
   set.addInteger("burst", &f.burst, "API server requests allowed at once above --qps", 1, 100000, "N");
@@ -52,7 +55,8 @@ vipu::cli::FlagSet makeFlagSet(RawFlags& raw) {
   set.addString("leader-election-namespace", &f.leaderElectionNamespace,
                 "namespace of the leader election Lease (default: the kubeconfig's namespace)", "NAMESPACE");
   set.addString("metrics-bind-address", &f.metricsBindAddress,
-                "where /metrics is served (HOST:PORT, :PORT for every interface, 0 to turn it off)", "ADDRESS");
+                "where /metrics is served (HOST:PORT, :PORT for every interface, 0 to turn it off)",
+                "ADDRESS");
   set.addString("health-probe-bind-address", &f.healthProbeBindAddress,
                 "where /healthz and /readyz are served (HOST:PORT, :PORT, or 0)", "ADDRESS");
   set.addString("log-level", &f.logLevel, "debug, info, warning or error", "LEVEL");
@@ -64,7 +68,8 @@ std::vector<std::string> splitCommas(const std::string& text) {
   std::size_t start = 0;
   while (start <= text.size()) {
     const auto comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (!item.empty()) items.push_back(item);
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -74,8 +79,8 @@ std::vector<std::string> splitCommas(const std::string& text) {
 
 Status checkValues(OperatorFlags& flags, const std::vector<std::string>& controllers) {
   if (controllers.empty()) {
-    return makeError(ErrorCode::kInvalidArgument,
-                     "--vipu-controller is required (or " + environmentVariableFor(kVipuControllerFlag) + ")");
+    return makeError(ErrorCode::kInvalidArgument, "--vipu-controller is required (or " +
+                                                      environmentVariableFor(kVipuControllerFlag) + ")");
   }
   std::set<std::string> names;
   for (const std::string& text : controllers) {
@@ -89,15 +94,16 @@ Status checkValues(OperatorFlags& flags, const std::vector<std::string>& control
   }
   controllers::QueueingStrategy strategy;
   if (!controllers::parseQueueingStrategy(flags.queueingStrategy, strategy)) {
-    return makeError(ErrorCode::kInvalidArgument, "--queueing-strategy: expected BestEffortFIFO or StrictFIFO, not \"" +
-                                                      flags.queueingStrategy + "\"");
+    return makeError(
+        ErrorCode::kInvalidArgument,
+        "--queueing-strategy: expected BestEffortFIFO or StrictFIFO, not \"" + flags.queueingStrategy + "\"");
   }
   if (auto valid = controllers::validatePartitionIdPrefix(flags.partitionIdPrefix); !valid) {
     return makeError(ErrorCode::kInvalidArgument, "--partition-id-prefix: " + valid.error().message);
   }
-  for (const auto& [flag, value] : {std::pair<const char*, const std::string&>{"--metrics-bind-address",
-                                                                                flags.metricsBindAddress},
-                                    {"--health-probe-bind-address", flags.healthProbeBindAddress}}) {
+  for (const auto& [flag, value] :
+       {std::pair<const char*, const std::string&>{"--metrics-bind-address", flags.metricsBindAddress},
+        {"--health-probe-bind-address", flags.healthProbeBindAddress}}) {
     if (auto address = metrics::parseBindAddress(value); !address) {
       return makeError(ErrorCode::kInvalidArgument, std::string(flag) + ": " + address.error().message);
     }
@@ -143,7 +149,8 @@ Result<VipuEndpoint> parseVipuEndpoint(const std::string& text) {
   return endpoint;
 }
 
-Result<OperatorFlags> parseOperatorFlags(const std::vector<std::string>& args, const Environment& environment) {
+Result<OperatorFlags> parseOperatorFlags(const std::vector<std::string>& args,
+                                         const Environment& environment) {
   RawFlags raw;
   auto set = makeFlagSet(raw);
   std::vector<std::string> environmentControllers;
@@ -167,7 +174,8 @@ Result<OperatorFlags> parseOperatorFlags(const std::vector<std::string>& args, c
     return makeError(ErrorCode::kInvalidArgument, "unexpected argument \"" + rest->front() + "\"");
   raw.flags.helpRequested = set.helpRequested();
   if (raw.flags.helpRequested) return raw.flags;
-  if (auto valid = checkValues(raw.flags, raw.vipuControllers.empty() ? environmentControllers : raw.vipuControllers);
+  if (auto valid =
+          checkValues(raw.flags, raw.vipuControllers.empty() ? environmentControllers : raw.vipuControllers);
       !valid) {
     return valid.error();
   }

@@ -18,7 +18,7 @@ struct VipuEndpoint {
 
 // Everything ipu-operator is configured with; each default is shown by --help.
 struct OperatorFlags {
-  std::string kubeconfig;  // empty: $KUBECONFIG, then in-cluster, then ~/.kube/config
+  std::string kubeconfig;                     // empty: $KUBECONFIG, then in-cluster, then ~/.kube/config
   std::vector<VipuEndpoint> vipuControllers;  // at least one; names unique
   std::string queueingStrategy = "BestEffortFIFO";
   std::string partitionIdPrefix = "k8s";

@@ -13,7 +13,9 @@ namespace {
 using Json = nlohmann::json;
 
 // From seconds to hours: admission waits for capacity, and a job can queue for a long time.
-std::vector<double> waitBuckets() { return {1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400}; }
+std::vector<double> waitBuckets() {
+  return {1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400};
+}
 
 const Json& member(const Json& object, const char* name) {
   static const Json kNull;
@@ -25,7 +27,8 @@ const Json& member(const Json& object, const char* name) {
 }  // namespace
 
 Telemetry::Telemetry()
-    : reconciles_(registry_.counter("ipu_operator_reconcile_total", "IPUJob reconciles by result.", {"result"})),
+    : reconciles_(
+          registry_.counter("ipu_operator_reconcile_total", "IPUJob reconciles by result.", {"result"})),
       reconcileDuration_(registry_.histogram("ipu_operator_reconcile_duration_seconds",
                                              "Time one IPUJob reconcile took.", metrics::defaultBuckets())),
       timeToAdmit_(registry_.histogram("ipu_operator_time_to_admit_seconds",
@@ -40,10 +43,10 @@ Telemetry::Telemetry()
     std::lock_guard lock(mutex_);
     if (sources_.jobs == nullptr) return samples;
     std::map<std::string, double> byPhase;
-    for (const char* phase : {controllers::kPhasePending, controllers::kPhaseQueued, controllers::kPhaseCreating,
-                              controllers::kPhaseRunning, controllers::kPhaseRestarting,
-                              controllers::kPhaseSucceeded, controllers::kPhaseFailed,
-                              controllers::kPhaseSuspended}) {
+    for (const char* phase :
+         {controllers::kPhasePending, controllers::kPhaseQueued, controllers::kPhaseCreating,
+          controllers::kPhaseRunning, controllers::kPhaseRestarting, controllers::kPhaseSucceeded,
+          controllers::kPhaseFailed, controllers::kPhaseSuspended}) {
       byPhase[phase] = 0;
     }
     for (const auto& job : sources_.jobs->list()) {
@@ -53,24 +56,25 @@ Telemetry::Telemetry()
     for (const auto& [phase, count] : byPhase) samples.push_back({{phase}, count});
     return samples;
   });
-  registry_.gaugeCallback(
-      "ipu_operator_ipus_held", "IPUs in partitions that IPUJobs hold, by V-IPU controller.", {"controller"},
-      [this] {
-        metrics::GaugeSamples samples;
-        std::lock_guard lock(mutex_);
-        if (sources_.jobs == nullptr) return samples;
-        std::map<std::string, double> byController;
-        for (const auto& job : sources_.jobs->list()) {
-          const Json& partitions = member(member(*job, "status"), "partitions");
-          if (!partitions.is_array()) continue;
-          for (const Json& partition : partitions) {
-            if (partition.value("state", "") == "Released") continue;
-            byController[partition.value("controller", "")] += partition.value("size", 0);
-          }
-        }
-        for (const auto& [controller, ipus] : byController) samples.push_back({{controller}, ipus});
-        return samples;
-      });
+  registry_.gaugeCallback("ipu_operator_ipus_held",
+                          "IPUs in partitions that IPUJobs hold, by V-IPU controller.", {"controller"},
+                          [this] {
+                            metrics::GaugeSamples samples;
+                            std::lock_guard lock(mutex_);
+                            if (sources_.jobs == nullptr) return samples;
+                            std::map<std::string, double> byController;
+                            for (const auto& job : sources_.jobs->list()) {
+                              const Json& partitions = member(member(*job, "status"), "partitions");
+                              if (!partitions.is_array()) continue;
+                              for (const Json& partition : partitions) {
+                                if (partition.value("state", "") == "Released") continue;
+                                byController[partition.value("controller", "")] += partition.value("size", 0);
+                              }
+                            }
+                            for (const auto& [controller, ipus] : byController)
+                              samples.push_back({{controller}, ipus});
+                            return samples;
+                          });
   registry_.gaugeCallback("ipu_operator_waiting_jobs", "IPUJobs waiting for admission.", {}, [this] {
     metrics::GaugeSamples samples;
     std::lock_guard lock(mutex_);
@@ -124,7 +128,9 @@ void Telemetry::detach() {
   sources_ = {};
 }
 
-void Telemetry::setLeading(bool leading) { leader_.with().set(leading ? 1 : 0); }
+void Telemetry::setLeading(bool leading) {
+  leader_.with().set(leading ? 1 : 0);
+}
 
 void Telemetry::reconciled(bool ok, double seconds) {
   reconciles_.with({ok ? "success" : "error"}).inc();

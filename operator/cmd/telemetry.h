@@ -20,7 +20,8 @@ class Telemetry {
  public:
   Telemetry();
 
-  // Serves /metrics and the probes on their addresses (each may be "0": off). Unavailable when a port is taken.
+  // Serves /metrics and the probes on their addresses (each may be "0": off). Unavailable when a port is
+  // taken.
   Status serve(const std::string& metricsAddress, const std::string& probeAddress);
 
   // While leading: what the per-scrape gauges count and what /readyz waits for.

@@ -32,9 +32,13 @@ std::string formatFractional(Clock::WallTime time, int digits) {
   return formatSeconds(seconds) + text;
 }
 
-std::string formatMicroTime(Clock::WallTime time) { return formatFractional<std::chrono::microseconds>(time, 6); }
+std::string formatMicroTime(Clock::WallTime time) {
+  return formatFractional<std::chrono::microseconds>(time, 6);
+}
 
-std::string formatMilliTime(Clock::WallTime time) { return formatFractional<std::chrono::milliseconds>(time, 3); }
+std::string formatMilliTime(Clock::WallTime time) {
+  return formatFractional<std::chrono::milliseconds>(time, 3);
+}
 
 std::optional<Clock::WallTime> parseTime(std::string_view text) {
   // Exactly "YYYY-MM-DDTHH:MM:SS" then an optional ".digits", then "Z".
@@ -53,7 +57,8 @@ std::optional<Clock::WallTime> parseTime(std::string_view text) {
       head[16] != ':') {
     return std::nullopt;
   }
-  const std::chrono::year_month_day date{std::chrono::year(year), std::chrono::month(static_cast<unsigned>(month)),
+  const std::chrono::year_month_day date{std::chrono::year(year),
+                                         std::chrono::month(static_cast<unsigned>(month)),
                                          std::chrono::day(static_cast<unsigned>(day))};
   if (!date.ok() || hour > 23 || minute > 59 || second > 60) return std::nullopt;
   return std::chrono::time_point_cast<Clock::WallTime::duration>(

@@ -15,7 +15,8 @@ class ControllersTest : public OperatorTest {
     std::string failure;
     fs::create_directories(directory_ + "/pod16");
     sim16_ = vipu::testing::SimProcess::start(
-        directory_ + "/pod16", {"--pod", "pod16", "--state-file", directory_ + "/pod16-state.json"}, 0, failure);
+        directory_ + "/pod16", {"--pod", "pod16", "--state-file", directory_ + "/pod16-state.json"}, 0,
+        failure);
     ASSERT_NE(sim16_, nullptr) << failure;
     vipu::ClientOptions options;
     options.name = "pod16";
@@ -24,7 +25,8 @@ class ControllersTest : public OperatorTest {
     ASSERT_TRUE(client.ok());
     vipu16_ = std::move(*client);
     // One host of the test cluster joins the POD16.
-    ASSERT_TRUE(kubectl({"label", "node", kNode, "ipu.graphcore.ai/vipu-controller=pod16", "--overwrite"}).ok());
+    ASSERT_TRUE(
+        kubectl({"label", "node", kNode, "ipu.graphcore.ai/vipu-controller=pod16", "--overwrite"}).ok());
     startOperator({"--vipu-controller", "pod64=" + sim_->endpoint(), "--vipu-controller",
                    "pod16=" + sim16_->endpoint()});
   }
@@ -73,7 +75,8 @@ TEST_F(ControllersTest, JobsGoWhereTheyFitOrWhereTheyArePinned) {
   EXPECT_EQ(countIf(env,
                     [&](const Json& e) {
                       return e.value("name", "") == "IPUOF_VIPU_API_PORT" &&
-                             e.value("value", "") == sim16_->endpoint().substr(sim16_->endpoint().rfind(':') + 1);
+                             e.value("value", "") ==
+                                 sim16_->endpoint().substr(sim16_->endpoint().rfind(':') + 1);
                     }),
             1)
       << env.dump();

@@ -21,8 +21,9 @@ TEST_P(CrashTest, TheSuccessorConvergesWithoutDuplicatesOrLeaks) {
   startOperator({}, point.failpoint);
 
   const std::string job =
-      point.restarts ? createJob(manifestExitingWith(3, "  restartPolicy: {type: OnFailure, backOffLimit: 1}\n", "1s"))
-                     : createJob(manifestExitingWith(0, "", "2s"));
+      point.restarts
+          ? createJob(manifestExitingWith(3, "  restartPolicy: {type: OnFailure, backOffLimit: 1}\n", "1s"))
+          : createJob(manifestExitingWith(0, "", "2s"));
   ASSERT_FALSE(job.empty());
   ASSERT_TRUE(eventually([&] { return exited(operator_->pid()); }, 120s))
       << "failpoint " << point.failpoint << " never reached; status: " << jobStatus(job).dump();

@@ -33,7 +33,8 @@ TEST_F(LifecycleTest, ActiveDeadlineStopsARunningJob) {
   ASSERT_TRUE(reachesPhase(job, "Running"));
   ASSERT_TRUE(reachesPhase(job, "Failed", 60s));
   const Json status = jobStatus(job);
-  EXPECT_NE(status.value("lastMessage", "").find("activeDeadlineSeconds (4 s)"), std::string::npos) << status.dump();
+  EXPECT_NE(status.value("lastMessage", "").find("activeDeadlineSeconds (4 s)"), std::string::npos)
+      << status.dump();
   EXPECT_EQ(countIf(status["conditions"],
                     [](const Json& c) {
                       return c.value("type", "") == "Failed" && c.value("reason", "") == "DeadlineExceeded";
@@ -51,7 +52,8 @@ TEST_F(LifecycleTest, AnUnschedulableJobRunsOnceItsSpecIsFixed) {
   manifest.replace(at, 23, "ipusPerJobInstance: \"128\"");
   const std::string job = createJob(manifest);
   ASSERT_TRUE(reachesPhase(job, "Failed", 30s));
-  EXPECT_NE(jobStatus(job).value("lastMessage", "").find("largest possible partition is 64"), std::string::npos)
+  EXPECT_NE(jobStatus(job).value("lastMessage", "").find("largest possible partition is 64"),
+            std::string::npos)
       << jobStatus(job).dump();
 
   // The size may only change while suspended (the CRD says so at apply); then resume.
@@ -59,7 +61,8 @@ TEST_F(LifecycleTest, AnUnschedulableJobRunsOnceItsSpecIsFixed) {
                         R"({"spec":{"suspend":true,"ipusPerJobInstance":"4"}})"});
   ASSERT_TRUE(fixed.ok()) << fixed.describe();
   ASSERT_TRUE(reachesPhase(job, "Suspended", 30s));
-  ASSERT_TRUE(kubectl({"patch", "ipujob", job, "--type", "merge", "-p", R"({"spec":{"suspend":false}})"}).ok());
+  ASSERT_TRUE(
+      kubectl({"patch", "ipujob", job, "--type", "merge", "-p", R"({"spec":{"suspend":false}})"}).ok());
   EXPECT_TRUE(reachesPhase(job, "Running"));
   const auto reasons = eventReasons(job);
   EXPECT_NE(std::find(reasons.begin(), reasons.end(), "SpecChanged"), reasons.end());

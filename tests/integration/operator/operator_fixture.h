@@ -53,8 +53,10 @@ inline int countIf(const Json& array, const std::function<bool(const Json&)>& pr
   return count;
 }
 
-inline constexpr const char* kFourIpuManifest = IPU_SOURCE_DIR "/examples/ipujobs/bert-training-multi-ipu.yaml";
-inline constexpr const char* kSixtyFourIpuManifest = IPU_SOURCE_DIR "/examples/ipujobs/bert-poprun-64ipus.yaml";
+inline constexpr const char* kFourIpuManifest =
+    IPU_SOURCE_DIR "/examples/ipujobs/bert-training-multi-ipu.yaml";
+inline constexpr const char* kSixtyFourIpuManifest =
+    IPU_SOURCE_DIR "/examples/ipujobs/bert-poprun-64ipus.yaml";
 
 // A user's manifest with additions: `specLines` (YAML at two spaces, each ending in a newline) go first in
 // spec; `annotations` (a YAML flow map body) go on the worker template, which is how kwok is told when a
@@ -80,10 +82,11 @@ inline std::string manifestWith(const std::string& path, const std::string& anno
 // The user's 4-IPU manifest with the worker template annotated so that kwok ends the pod with `exitCode`.
 inline std::string manifestExitingWith(int exitCode, const std::string& specLines = "",
                                        const std::string& runFor = "") {
-  return manifestWith(kFourIpuManifest,
-                      "ipu-operator.dev/simulate-exit-code: \"" + std::to_string(exitCode) + "\"" +
-                          (runFor.empty() ? "" : ", ipu-operator.dev/simulate-run-duration: \"" + runFor + "\""),
-                      specLines);
+  return manifestWith(
+      kFourIpuManifest,
+      "ipu-operator.dev/simulate-exit-code: \"" + std::to_string(exitCode) + "\"" +
+          (runFor.empty() ? "" : ", ipu-operator.dev/simulate-run-duration: \"" + runFor + "\""),
+      specLines);
 }
 
 class OperatorTest : public ClusterTest {
@@ -122,8 +125,8 @@ class OperatorTest : public ClusterTest {
     if (!crashAt.empty()) argv = {"/usr/bin/env", "IPU_OPERATOR_CRASH_AT=" + crashAt};
     for (const std::string& arg :
          {std::string(IPU_OPERATOR_BINARY), std::string("--kubeconfig"), cluster().kubeconfig(),
-          std::string("--log-level"), std::string("debug"), std::string("--metrics-bind-address"), std::string("0"),
-          std::string("--health-probe-bind-address"), std::string("0")}) {
+          std::string("--log-level"), std::string("debug"), std::string("--metrics-bind-address"),
+          std::string("0"), std::string("--health-probe-bind-address"), std::string("0")}) {
       argv.push_back(arg);
     }
     if (!hasFlag(extraArgs, "--vipu-controller")) {
@@ -149,7 +152,8 @@ class OperatorTest : public ClusterTest {
   ::testing::AssertionResult reachesPhase(const std::string& job, const std::string& phase,
                                           std::chrono::seconds timeout = std::chrono::seconds(90)) {
     if (eventually([&] { return phaseOf(job) == phase; }, timeout)) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << job << " never reached " << phase << "; status: " << jobStatus(job).dump();
+    return ::testing::AssertionFailure()
+           << job << " never reached " << phase << "; status: " << jobStatus(job).dump();
   }
 
   Json podsOf(const std::string& job) {
@@ -164,7 +168,8 @@ class OperatorTest : public ClusterTest {
 
   // The reasons of the job's Events, oldest first.
   std::vector<std::string> eventReasons(const std::string& job) {
-    const auto listed = kubectl({"get", "events", "--field-selector", "involvedObject.name=" + job, "-o", "json"});
+    const auto listed =
+        kubectl({"get", "events", "--field-selector", "involvedObject.name=" + job, "-o", "json"});
     std::vector<std::string> reasons;
     EXPECT_TRUE(listed.ok()) << listed.describe();
     if (!listed.ok()) return reasons;
@@ -222,4 +227,3 @@ class OperatorTest : public ClusterTest {
 };
 
 }  // namespace ipu::testing
-

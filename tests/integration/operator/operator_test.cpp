@@ -6,8 +6,7 @@ namespace ipu::testing {
 namespace {
 
 TEST_F(OperatorTest, UsersFourIpuJobGetsAPartitionAndARunningWorkerAndReleasesItOnDelete) {
-  const std::string job =
-      createJob(readFile(kFourIpuManifest));
+  const std::string job = createJob(readFile(kFourIpuManifest));
   ASSERT_FALSE(job.empty());
 
   std::string id;
@@ -112,7 +111,8 @@ TEST_F(OperatorTest, StartUpRemovesPartitionsNoJobHolds) {
       30s));
   ASSERT_EQ(operator_->stop(), 0);
   // As the operator derives it with its default prefix "k8s" (kept within the 63-character limit).
-  const std::string orphan = "k8s_" + vipu::derivePartitionId(ns(), "gone", 0, vipu::kMaxPartitionIdLength - 4);
+  const std::string orphan =
+      "k8s_" + vipu::derivePartitionId(ns(), "gone", 0, vipu::kMaxPartitionIdLength - 4);
   vipu::PartitionRequest request;
   request.id = orphan;
   request.size = 2;
@@ -136,8 +136,7 @@ TEST_F(OperatorTest, StartUpRemovesPartitionsNoJobHolds) {
 }
 
 TEST_F(OperatorTest, AKilledOperatorsSuccessorConvergesWithoutDuplicates) {
-  const std::string job =
-      createJob(readFile(kFourIpuManifest));
+  const std::string job = createJob(readFile(kFourIpuManifest));
   ASSERT_FALSE(job.empty());
   ASSERT_TRUE(eventually([&] { return jobStatus(job).value("phase", "") == "Running"; }, 90s))
       << "status: " << jobStatus(job).dump();

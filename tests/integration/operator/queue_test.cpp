@@ -17,7 +17,8 @@ TEST_F(QueueTest, SixtyFourIpuJobWaitsForTheFourIpuJobThenRuns) {
   ASSERT_TRUE(reachesPhase(big, "Queued", 30s));
   Json status = jobStatus(big);
   EXPECT_EQ(status.value("queuePosition", 0), 1) << status.dump();
-  EXPECT_NE(status.value("lastMessage", "").find("Waiting for capacity (position 1 in the queue)"), std::string::npos)
+  EXPECT_NE(status.value("lastMessage", "").find("Waiting for capacity (position 1 in the queue)"),
+            std::string::npos)
       << status.dump();
   EXPECT_EQ(countIf(status["conditions"],
                     [](const Json& c) {
@@ -44,9 +45,11 @@ TEST_F(QueueTest, SixtyFourIpuJobWaitsForTheFourIpuJobThenRuns) {
   EXPECT_EQ(countIf(container["securityContext"]["capabilities"]["add"],
                     [](const Json& c) { return c == "IPC_LOCK"; }),
             1);
-  EXPECT_EQ(countIf(container["volumeMounts"], [](const Json& m) { return m.value("mountPath", "") == "/dev/shm"; }),
+  EXPECT_EQ(countIf(container["volumeMounts"],
+                    [](const Json& m) { return m.value("mountPath", "") == "/dev/shm"; }),
             1);
-  EXPECT_EQ(countIf(pod["spec"]["volumes"], [](const Json& v) { return v.value("name", "") == "devshm"; }), 1);
+  EXPECT_EQ(countIf(pod["spec"]["volumes"], [](const Json& v) { return v.value("name", "") == "devshm"; }),
+            1);
   EXPECT_EQ(pod["spec"]["nodeSelector"].value("ipu.graphcore.ai/vipu-controller", ""), "pod64");
 }
 

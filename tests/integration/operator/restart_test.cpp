@@ -1,4 +1,5 @@
-// restartPolicy: whole-job restarts on reset partitions, bounded by backOffLimit, visible in status and Events.
+// restartPolicy: whole-job restarts on reset partitions, bounded by backOffLimit, visible in status and
+// Events.
 #include "operator_fixture.h"
 
 namespace ipu::testing {
@@ -13,11 +14,13 @@ TEST_F(RestartTest, OnFailureRestartsOnResetPartitionsUntilTheBackOffLimit) {
   ASSERT_TRUE(reachesPhase(job, "Failed", 180s));
   const Json status = jobStatus(job);
   EXPECT_EQ(status.value("restartCount", 0), 2) << status.dump();
-  EXPECT_NE(status.value("lastMessage", "").find("exit code 3 after 2 restart(s) (backOffLimit 2)"), std::string::npos)
+  EXPECT_NE(status.value("lastMessage", "").find("exit code 3 after 2 restart(s) (backOffLimit 2)"),
+            std::string::npos)
       << status.dump();
   EXPECT_EQ(countIf(status["conditions"],
                     [](const Json& c) {
-                      return c.value("type", "") == "Failed" && c.value("reason", "") == "BackoffLimitExceeded";
+                      return c.value("type", "") == "Failed" &&
+                             c.value("reason", "") == "BackoffLimitExceeded";
                     }),
             1)
       << status.dump();
@@ -32,26 +35,29 @@ TEST_F(RestartTest, OnFailureRestartsOnResetPartitionsUntilTheBackOffLimit) {
   EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "PartitionReset"), 2) << all;
   EXPECT_NE(std::find(reasons.begin(), reasons.end(), "Restarting"), reasons.end());
   EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 30s));
-  EXPECT_EQ(countIf(status["partitions"], [](const Json& p) { return p.value("state", "") == "Released"; }), 1)
+  EXPECT_EQ(countIf(status["partitions"], [](const Json& p) { return p.value("state", "") == "Released"; }),
+            1)
       << "status: " << jobStatus(job).dump();
   EXPECT_NE(sim_->log().find("ResetPartition"), std::string::npos) << "vipu-sim never saw a reset";
 }
 
 TEST_F(RestartTest, ExitCodePolicyRestartsOnlyOnTheCodesItLists) {
-  const std::string listed =
-      createJob(manifestExitingWith(3, "  restartPolicy: {type: ExitCode, exitCodes: \"3-5\", backOffLimit: 1}\n", "1s"));
-  const std::string unlisted =
-      createJob(manifestExitingWith(3, "  restartPolicy: {type: ExitCode, exitCodes: \"1\", backOffLimit: 1}\n", "1s"));
+  const std::string listed = createJob(manifestExitingWith(
+      3, "  restartPolicy: {type: ExitCode, exitCodes: \"3-5\", backOffLimit: 1}\n", "1s"));
+  const std::string unlisted = createJob(
+      manifestExitingWith(3, "  restartPolicy: {type: ExitCode, exitCodes: \"1\", backOffLimit: 1}\n", "1s"));
   ASSERT_TRUE(reachesPhase(listed, "Failed", 180s));
   ASSERT_TRUE(reachesPhase(unlisted, "Failed", 180s));
   EXPECT_EQ(jobStatus(listed).value("restartCount", 0), 1) << jobStatus(listed).dump();
   EXPECT_EQ(jobStatus(unlisted).value("restartCount", 0), 0) << jobStatus(unlisted).dump();
-  EXPECT_NE(jobStatus(unlisted).value("lastMessage", "").find("not in restartPolicy.exitCodes"), std::string::npos)
+  EXPECT_NE(jobStatus(unlisted).value("lastMessage", "").find("not in restartPolicy.exitCodes"),
+            std::string::npos)
       << jobStatus(unlisted).dump();
 }
 
 TEST_F(RestartTest, AlwaysRunsACompletedJobAgainThenSucceeds) {
-  const std::string job = createJob(manifestExitingWith(0, "  restartPolicy: {type: Always, backOffLimit: 1}\n", "1s"));
+  const std::string job =
+      createJob(manifestExitingWith(0, "  restartPolicy: {type: Always, backOffLimit: 1}\n", "1s"));
   ASSERT_TRUE(reachesPhase(job, "Succeeded", 180s));
   EXPECT_EQ(jobStatus(job).value("restartCount", 0), 1) << jobStatus(job).dump();
   EXPECT_EQ(jobStatus(job).value("launcherStatus", ""), "Completed");

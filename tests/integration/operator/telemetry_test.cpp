@@ -46,14 +46,15 @@ TEST_F(TelemetryTest, MetricsAndProbesReportTheJobs) {
       },
       30s))
       << text;
-  for (const char* expected : {"ipu_operator_leader 1", "ipu_operator_ipujobs{phase=\"Running\"} 1",
-                               "ipu_operator_ipus_held{controller=\"pod64\"} 4",
-                               "ipu_operator_time_to_admit_seconds_count 1", "ipu_operator_waiting_jobs 0",
-                               "# TYPE ipu_operator_reconcile_duration_seconds histogram",
-                               "ipu_operator_reconcile_total{result=\"success\"}"}) {
+  for (const char* expected :
+       {"ipu_operator_leader 1", "ipu_operator_ipujobs{phase=\"Running\"} 1",
+        "ipu_operator_ipus_held{controller=\"pod64\"} 4", "ipu_operator_time_to_admit_seconds_count 1",
+        "ipu_operator_waiting_jobs 0", "# TYPE ipu_operator_reconcile_duration_seconds histogram",
+        "ipu_operator_reconcile_total{result=\"success\"}"}) {
     EXPECT_NE(text.find(expected), std::string::npos) << expected << " missing from\n" << text;
   }
-  EXPECT_NE(get("http://" + metrics + "/healthz").out.find("404"), std::string::npos) << "probes have their own port";
+  EXPECT_NE(get("http://" + metrics + "/healthz").out.find("404"), std::string::npos)
+      << "probes have their own port";
 }
 
 TEST_F(TelemetryTest, ATakenPortStopsTheOperatorWithAClearMessage) {
@@ -67,7 +68,8 @@ TEST_F(TelemetryTest, ATakenPortStopsTheOperatorWithAClearMessage) {
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
   const std::string taken = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
   startOperator({"--metrics-bind-address", taken});
-  ASSERT_TRUE(eventually([&] { return exited(operator_->pid()); }, 30s)) << "the operator ran with its port taken";
+  ASSERT_TRUE(eventually([&] { return exited(operator_->pid()); }, 30s))
+      << "the operator ran with its port taken";
   const int status = operator_->stop();
   ::close(fd);
   EXPECT_EQ(status, 1);

@@ -1,8 +1,8 @@
 #include "cmd/operator_flags.h"
 
-#include <gtest/gtest.h>
-
 #include <map>
+
+#include <gtest/gtest.h>
 
 namespace ipu::cmd {
 namespace {
@@ -41,12 +41,32 @@ TEST(ParseOperatorFlagsTest, DefaultsMatchTheDocumentedOnes) {
 }
 
 TEST(ParseOperatorFlagsTest, ReadsEveryFlag) {
-  auto flags =
-      parseOperatorFlags({"--vipu-controller=a=h:1", "--workers", "4", "--qps", "20", "--burst", "30",
-                          "--shm-size", "1Gi", "--leader-elect=false", "--leader-election-namespace", "ops",
-                          "--log-level", "debug", "--kubeconfig", "/k", "--vipu-controller", "b=g:2",
-                          "--queueing-strategy", "StrictFIFO", "--partition-id-prefix", "lab-a",
-                          "--metrics-bind-address", "127.0.0.1:9090", "--health-probe-bind-address", "0"});
+  auto flags = parseOperatorFlags({"--vipu-controller=a=h:1",
+                                   "--workers",
+                                   "4",
+                                   "--qps",
+                                   "20",
+                                   "--burst",
+                                   "30",
+                                   "--shm-size",
+                                   "1Gi",
+                                   "--leader-elect=false",
+                                   "--leader-election-namespace",
+                                   "ops",
+                                   "--log-level",
+                                   "debug",
+                                   "--kubeconfig",
+                                   "/k",
+                                   "--vipu-controller",
+                                   "b=g:2",
+                                   "--queueing-strategy",
+                                   "StrictFIFO",
+                                   "--partition-id-prefix",
+                                   "lab-a",
+                                   "--metrics-bind-address",
+                                   "127.0.0.1:9090",
+                                   "--health-probe-bind-address",
+                                   "0"});
   ASSERT_TRUE(flags.ok()) << flags.error().message;
   EXPECT_EQ(flags->workers, 4);
   EXPECT_EQ(flags->qps, 20);
@@ -65,11 +85,10 @@ TEST(ParseOperatorFlagsTest, ReadsEveryFlag) {
 }
 
 TEST(ParseOperatorFlagsTest, EnvironmentSetsFlagsAndTheCommandLineWins) {
-  const std::map<std::string, std::string> environment = {
-      {"IPU_OPERATOR_VIPU_CONTROLLER", "a=h:1,b=g:2"},
-      {"IPU_OPERATOR_WORKERS", "8"},
-      {"IPU_OPERATOR_LOG_LEVEL", "warning"},
-      {"IPU_OPERATOR_LEADER_ELECT", "false"}};
+  const std::map<std::string, std::string> environment = {{"IPU_OPERATOR_VIPU_CONTROLLER", "a=h:1,b=g:2"},
+                                                          {"IPU_OPERATOR_WORKERS", "8"},
+                                                          {"IPU_OPERATOR_LOG_LEVEL", "warning"},
+                                                          {"IPU_OPERATOR_LEADER_ELECT", "false"}};
   const Environment lookup = [&](const std::string& name) -> std::optional<std::string> {
     auto it = environment.find(name);
     if (it == environment.end()) return std::nullopt;
@@ -92,7 +111,8 @@ TEST(ParseOperatorFlagsTest, EnvironmentSetsFlagsAndTheCommandLineWins) {
   };
   auto refused = parseOperatorFlags({"--vipu-controller", "a=h:1"}, bad);
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().message.find("IPU_OPERATOR_WORKERS"), std::string::npos) << refused.error().message;
+  EXPECT_NE(refused.error().message.find("IPU_OPERATOR_WORKERS"), std::string::npos)
+      << refused.error().message;
   EXPECT_EQ(environmentVariableFor("health-probe-bind-address"), "IPU_OPERATOR_HEALTH_PROBE_BIND_ADDRESS");
 }
 
@@ -121,10 +141,10 @@ TEST(ParseOperatorFlagsTest, HelpNeedsNothingElseAndShowsEveryFlag) {
   ASSERT_TRUE(flags.ok());
   EXPECT_TRUE(flags->helpRequested);
   const std::string usage = operatorUsage();
-  for (const char* flag : {"--kubeconfig", "--vipu-controller", "--workers", "--qps", "--burst", "--shm-size",
-                           "--leader-elect", "--leader-election-namespace", "--log-level", "--queueing-strategy",
-                           "--partition-id-prefix", "--metrics-bind-address", "--health-probe-bind-address",
-                           "IPU_OPERATOR_"}) {
+  for (const char* flag :
+       {"--kubeconfig", "--vipu-controller", "--workers", "--qps", "--burst", "--shm-size", "--leader-elect",
+        "--leader-election-namespace", "--log-level", "--queueing-strategy", "--partition-id-prefix",
+        "--metrics-bind-address", "--health-probe-bind-address", "IPU_OPERATOR_"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   }
 }

@@ -9,11 +9,13 @@ using namespace std::chrono;
 
 TEST(TimeFormatTest, EachPrecisionAlwaysInUtc) {
   // 2026-01-02T03:04:05.678901Z
-  Clock::WallTime time = sys_days{year{2026} / 1 / 2} + hours(3) + minutes(4) + seconds(5) + microseconds(678901);
+  Clock::WallTime time =
+      sys_days{year{2026} / 1 / 2} + hours(3) + minutes(4) + seconds(5) + microseconds(678901);
   EXPECT_EQ(formatTime(time), "2026-01-02T03:04:05Z");
   EXPECT_EQ(formatMilliTime(time), "2026-01-02T03:04:05.678Z");
   EXPECT_EQ(formatMicroTime(time), "2026-01-02T03:04:05.678901Z");
-  EXPECT_EQ(formatMicroTime(sys_days{year{2026} / 1 / 2}), "2026-01-02T00:00:00.000000Z") << "always six digits";
+  EXPECT_EQ(formatMicroTime(sys_days{year{2026} / 1 / 2}), "2026-01-02T00:00:00.000000Z")
+      << "always six digits";
 }
 
 TEST(TimeFormatTest, BeforeTheEpochRoundsDown) {
@@ -30,10 +32,10 @@ TEST(TimeFormatTest, ParsesWhatTheApiServerWrites) {
 }
 
 TEST(TimeFormatTest, MalformedTimesAreRefused) {
-  for (const char* bad : {"", "2026-01-02", "2026-01-02T03:04:05", "2026-01-02 03:04:05Z", "2026-13-02T03:04:05Z",
-                          "2026-02-30T03:04:05Z", "2026-01-02T24:04:05Z", "2026-01-02T03:04:05.Z",
-                          "2026-01-02T03:04:05.12aZ", "2026-01-02T03:04:05+01:00", "+2026-01-02T03:04:05Z",
-                          "2026-1-02T03:04:05Z"}) {
+  for (const char* bad :
+       {"", "2026-01-02", "2026-01-02T03:04:05", "2026-01-02 03:04:05Z", "2026-13-02T03:04:05Z",
+        "2026-02-30T03:04:05Z", "2026-01-02T24:04:05Z", "2026-01-02T03:04:05.Z", "2026-01-02T03:04:05.12aZ",
+        "2026-01-02T03:04:05+01:00", "+2026-01-02T03:04:05Z", "2026-1-02T03:04:05Z"}) {
     EXPECT_FALSE(parseTime(bad).has_value()) << bad;
   }
 }

@@ -25,10 +25,9 @@ class AdmissionPlanTest : public ::testing::Test {
 };
 
 TEST_F(AdmissionPlanTest, QueueOrderIsPriorityThenAgeThenName) {
-  std::vector<AdmissionRequest> queue = {job("ns/c", 4, "2026-01-01T00:00:02Z"),
-                                         job("ns/b", 4, "2026-01-01T00:00:01Z"),
-                                         job("ns/a", 4, "2026-01-01T00:00:02Z"),
-                                         job("ns/urgent", 4, "2026-01-01T00:00:09Z", 10)};
+  std::vector<AdmissionRequest> queue = {
+      job("ns/c", 4, "2026-01-01T00:00:02Z"), job("ns/b", 4, "2026-01-01T00:00:01Z"),
+      job("ns/a", 4, "2026-01-01T00:00:02Z"), job("ns/urgent", 4, "2026-01-01T00:00:09Z", 10)};
   sortQueue(queue);
   std::vector<std::string> keys;
   for (const auto& request : queue) keys.push_back(request.key);
@@ -37,11 +36,10 @@ TEST_F(AdmissionPlanTest, QueueOrderIsPriorityThenAgeThenName) {
 
 TEST_F(AdmissionPlanTest, JobsAreAdmittedInOrderUntilCapacityRunsOutAndTheRestWaitWithPositions) {
   // 16 IPUs: 8 + 8 fit, the third 8 and a 16 wait.
-  const auto decisions = planAdmissions({job("ns/first", 8, "2026-01-01T00:00:01Z"),
-                                         job("ns/second", 8, "2026-01-01T00:00:02Z"),
-                                         job("ns/third", 8, "2026-01-01T00:00:03Z"),
-                                         job("ns/big", 16, "2026-01-01T00:00:04Z")},
-                                        {empty("pod16", pod16_)}, {}, QueueingStrategy::kBestEffortFifo);
+  const auto decisions =
+      planAdmissions({job("ns/first", 8, "2026-01-01T00:00:01Z"), job("ns/second", 8, "2026-01-01T00:00:02Z"),
+                      job("ns/third", 8, "2026-01-01T00:00:03Z"), job("ns/big", 16, "2026-01-01T00:00:04Z")},
+                     {empty("pod16", pod16_)}, {}, QueueingStrategy::kBestEffortFifo);
   EXPECT_EQ(decisions.at("ns/first").kind, Kind::kAdmit);
   EXPECT_EQ(decisions.at("ns/second").kind, Kind::kAdmit);
   EXPECT_NE(decisions.at("ns/first").placements[0].block.first,
@@ -72,19 +70,19 @@ TEST_F(AdmissionPlanTest, BestEffortLetsASmallJobPassABigOneStrictDoesNot) {
 }
 
 TEST_F(AdmissionPlanTest, AHigherPriorityJobGoesFirstEvenWhenNewer) {
-  const auto decisions = planAdmissions({job("ns/old", 16, "2026-01-01T00:00:01Z"),
-                                         job("ns/important", 16, "2026-01-01T00:00:09Z", 5)},
-                                        {empty("pod16", pod16_)}, {}, QueueingStrategy::kBestEffortFifo);
+  const auto decisions = planAdmissions(
+      {job("ns/old", 16, "2026-01-01T00:00:01Z"), job("ns/important", 16, "2026-01-01T00:00:09Z", 5)},
+      {empty("pod16", pod16_)}, {}, QueueingStrategy::kBestEffortFifo);
   EXPECT_EQ(decisions.at("ns/important").kind, Kind::kAdmit);
   EXPECT_EQ(decisions.at("ns/old").kind, Kind::kWait);
   EXPECT_EQ(decisions.at("ns/old").position, 1);
 }
 
 TEST_F(AdmissionPlanTest, AJobLargerThanAnyPartitionNeverFitsAndTakesNoPlaceInTheQueue) {
-  const auto decisions = planAdmissions({job("ns/huge", 128, "2026-01-01T00:00:01Z"),
-                                         job("ns/waits", 32, "2026-01-01T00:00:02Z"),
-                                         job("ns/runs", 64, "2026-01-01T00:00:00Z")},
-                                        {empty("pod64", pod64_)}, {}, QueueingStrategy::kStrictFifo);
+  const auto decisions = planAdmissions(
+      {job("ns/huge", 128, "2026-01-01T00:00:01Z"), job("ns/waits", 32, "2026-01-01T00:00:02Z"),
+       job("ns/runs", 64, "2026-01-01T00:00:00Z")},
+      {empty("pod64", pod64_)}, {}, QueueingStrategy::kStrictFifo);
   EXPECT_EQ(decisions.at("ns/huge").kind, Kind::kNeverFits);
   EXPECT_EQ(decisions.at("ns/huge").reason, "Unschedulable");
   EXPECT_NE(decisions.at("ns/huge").message.find("largest possible partition is 64"), std::string::npos)
@@ -104,10 +102,10 @@ TEST_F(AdmissionPlanTest, ReservationsOfAdmittedJobsAreHonouredFirst) {
 TEST_F(AdmissionPlanTest, SeveralControllersAJobGoesToTheFirstThatFitsOrToTheOneItPins) {
   auto small = empty("a-pod16", pod16_);
   auto large = empty("b-pod64", pod64_);
-  auto decisions = planAdmissions({job("ns/sixteen", 16, "2026-01-01T00:00:01Z"),
-                                   job("ns/another", 16, "2026-01-01T00:00:02Z"),
-                                   job("ns/sixty-four", 64, "2026-01-01T00:00:03Z")},
-                                  {large, small}, {}, QueueingStrategy::kBestEffortFifo);
+  auto decisions = planAdmissions(
+      {job("ns/sixteen", 16, "2026-01-01T00:00:01Z"), job("ns/another", 16, "2026-01-01T00:00:02Z"),
+       job("ns/sixty-four", 64, "2026-01-01T00:00:03Z")},
+      {large, small}, {}, QueueingStrategy::kBestEffortFifo);
   EXPECT_EQ(decisions.at("ns/sixteen").controller, "a-pod16");
   EXPECT_EQ(decisions.at("ns/another").controller, "b-pod64");
   EXPECT_EQ(decisions.at("ns/sixty-four").kind, Kind::kWait) << "b-pod64 has 48 IPUs left";
@@ -128,9 +126,9 @@ TEST_F(AdmissionPlanTest, SeveralControllersAJobGoesToTheFirstThatFitsOrToTheOne
 
 TEST_F(AdmissionPlanTest, GangsAreAllOrNothing) {
   // 4 instances x 8 IPUs do not fit 16 IPUs now or ever; 2 x 8 fit exactly.
-  const auto decisions = planAdmissions({job("ns/gang4", 8, "2026-01-01T00:00:01Z", 0, 4),
-                                         job("ns/gang2", 8, "2026-01-01T00:00:02Z", 0, 2)},
-                                        {empty("pod16", pod16_)}, {}, QueueingStrategy::kBestEffortFifo);
+  const auto decisions = planAdmissions(
+      {job("ns/gang4", 8, "2026-01-01T00:00:01Z", 0, 4), job("ns/gang2", 8, "2026-01-01T00:00:02Z", 0, 2)},
+      {empty("pod16", pod16_)}, {}, QueueingStrategy::kBestEffortFifo);
   EXPECT_EQ(decisions.at("ns/gang4").kind, Kind::kNeverFits);
   ASSERT_EQ(decisions.at("ns/gang2").kind, Kind::kAdmit);
   EXPECT_EQ(decisions.at("ns/gang2").placements.size(), 2u);
@@ -142,7 +140,8 @@ TEST_F(AdmissionPlanTest, QueueingStrategyNames) {
   EXPECT_EQ(strategy, QueueingStrategy::kStrictFifo);
   ASSERT_TRUE(parseQueueingStrategy("BestEffortFIFO", strategy));
   EXPECT_STREQ(queueingStrategyName(strategy), "BestEffortFIFO");
-  for (const char* bad : {"", "strictfifo", "FIFO", "BestEffortFIFO "}) EXPECT_FALSE(parseQueueingStrategy(bad, strategy)) << bad;
+  for (const char* bad : {"", "strictfifo", "FIFO", "BestEffortFIFO "})
+    EXPECT_FALSE(parseQueueingStrategy(bad, strategy)) << bad;
 }
 
 }  // namespace

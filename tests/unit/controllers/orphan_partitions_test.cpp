@@ -29,16 +29,18 @@ TEST(OrphanPartitionIdsTest, PartitionsNotNamedByTheOperatorAreLeftAlone) {
 }
 
 TEST(OrphanPartitionIdsTest, AReleasedRecordDoesNotHoldThePartition) {
-  const auto orphans = orphanPartitionIds("k8s", {partition("k8s_ns_job_0")}, {jobHolding("k8s_ns_job_0", "Released")});
+  const auto orphans =
+      orphanPartitionIds("k8s", {partition("k8s_ns_job_0")}, {jobHolding("k8s_ns_job_0", "Released")});
   EXPECT_EQ(orphans, std::vector<std::string>{"k8s_ns_job_0"});
 }
 
 TEST(OrphanPartitionIdsTest, AnotherInstallationsPartitionsAreLeftAlone) {
   // Another cluster sharing the V-IPU controller, with its own prefix: never ours, even with '_' in the id.
-  EXPECT_TRUE(orphanPartitionIds("k8s", {partition("lab_ns_job_0"), partition("k8s-b_ns_job_0"),
-                                         partition("k8s"), partition("k8s_")},
-                                 {})
-                  .empty());
+  EXPECT_TRUE(
+      orphanPartitionIds(
+          "k8s",
+          {partition("lab_ns_job_0"), partition("k8s-b_ns_job_0"), partition("k8s"), partition("k8s_")}, {})
+          .empty());
 }
 
 TEST(PartitionIdForTest, CarriesThePrefixAndStaysWithinVipuLimits) {
@@ -60,7 +62,8 @@ TEST(PartitionIdForTest, MalformedPrefixesAreRefused) {
 }
 
 TEST(OrphanPartitionIdsTest, JobsWithoutStatusHoldNothing) {
-  EXPECT_EQ(orphanPartitionIds("k8s", {partition("k8s_a_b_0")}, {Json{{"metadata", {{"name", "b"}}}}}).size(), 1u);
+  EXPECT_EQ(orphanPartitionIds("k8s", {partition("k8s_a_b_0")}, {Json{{"metadata", {{"name", "b"}}}}}).size(),
+            1u);
 }
 
 }  // namespace

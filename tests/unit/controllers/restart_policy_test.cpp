@@ -8,7 +8,8 @@ namespace {
 using State = WorkerOutcome::State;
 using Kind = WorkerVerdict::Kind;
 
-api::IpuJobSpec specWith(api::RestartType type, int backOffLimit = 3, std::vector<api::ExitCodeRange> codes = {}) {
+api::IpuJobSpec specWith(api::RestartType type, int backOffLimit = 3,
+                         std::vector<api::ExitCodeRange> codes = {}) {
   api::IpuJobSpec spec;
   spec.restartType = type;
   spec.backOffLimit = backOffLimit;

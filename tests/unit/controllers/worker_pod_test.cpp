@@ -1,8 +1,8 @@
 #include "ipujob/worker_pod.h"
 
-#include <gtest/gtest.h>
-
 #include <map>
+
+#include <gtest/gtest.h>
 
 #include "yaml_json.h"
 
@@ -12,8 +12,8 @@ namespace {
 using testing::yamlFileToJson;
 using testing::yamlToJson;
 
-const PartitionAssignment kPartition{"ml_bert_0", "pod64", "vipu.pod64.example", 8090,
-                                     R"({"ipuLinkDomainSize":"64","instanceSize":"4"})", 2};
+const PartitionAssignment kPartition{
+    "ml_bert_0", "pod64", "vipu.pod64.example", 8090, R"({"ipuLinkDomainSize":"64","instanceSize":"4"})", 2};
 
 api::IpuJob jobFrom(const Json& object, const std::string& name = "bert") {
   auto job = api::parseIpuJob(object);
@@ -47,7 +47,8 @@ TEST(WorkerPodTest, UsersManifestThatAlreadyAsksForEverythingGetsNothingTwice) {
   ASSERT_EQ(container["volumeMounts"].size(), 1u);
   ASSERT_EQ(container["securityContext"]["capabilities"]["add"], Json::array({"IPC_LOCK"}));
   for (const auto& [name, count] : envCounts(container)) EXPECT_EQ(count, 1) << name;
-  EXPECT_EQ(container["resources"]["limits"]["memory"], "200Gi") << "the user's container is otherwise untouched";
+  EXPECT_EQ(container["resources"]["limits"]["memory"], "200Gi")
+      << "the user's container is otherwise untouched";
   EXPECT_EQ(container["args"].size(), 1u);
 }
 
@@ -82,7 +83,8 @@ spec:
   EXPECT_EQ(spec["subdomain"], "bert");
   EXPECT_EQ(spec["nodeSelector"], Json({{kVipuControllerNodeLabel, "pod64"}}));
   ASSERT_EQ(spec["volumes"].size(), 1u);
-  EXPECT_EQ(spec["volumes"][0], Json::parse(R"({"name":"devshm","emptyDir":{"medium":"Memory","sizeLimit":"64Mi"}})"));
+  EXPECT_EQ(spec["volumes"][0],
+            Json::parse(R"({"name":"devshm","emptyDir":{"medium":"Memory","sizeLimit":"64Mi"}})"));
   for (const auto& container : spec["containers"]) {
     EXPECT_EQ(container["volumeMounts"], Json::parse(R"([{"name":"devshm","mountPath":"/dev/shm"}])"));
     EXPECT_EQ(envValue(container, "IPUOF_VIPU_API_HOST"), "vipu.pod64.example");
@@ -94,7 +96,8 @@ spec:
     EXPECT_EQ(envValue(container, "POPDIST_NUM_TOTAL_REPLICAS"), "1");
     EXPECT_EQ(envValue(container, "POPDIST_NUM_IPUS_PER_REPLICA"), "4");
   }
-  EXPECT_EQ(spec["containers"][1]["securityContext"]["capabilities"]["add"], Json::array({"NET_ADMIN", "IPC_LOCK"}));
+  EXPECT_EQ(spec["containers"][1]["securityContext"]["capabilities"]["add"],
+            Json::array({"NET_ADMIN", "IPC_LOCK"}));
 }
 
 TEST(WorkerPodTest, UserEnvIsMergedNotDuplicated) {
@@ -117,7 +120,8 @@ spec:
   Json pod = buildWorkerPod(job, 0, kPartition);
   const Json& container = pod["spec"]["containers"][0];
   for (const auto& [name, count] : envCounts(container)) EXPECT_EQ(count, 1) << name;
-  EXPECT_EQ(envValue(container, "IPUOF_VIPU_API_PARTITION_ID"), "ml_bert_0") << "the partition is the operator's";
+  EXPECT_EQ(envValue(container, "IPUOF_VIPU_API_PARTITION_ID"), "ml_bert_0")
+      << "the partition is the operator's";
   EXPECT_EQ(envValue(container, "IPUOF_VIPU_API_TIMEOUT"), "600") << "a deliberate user setting wins";
   EXPECT_EQ(envValue(container, "POPDIST_NUM_IPUS_PER_REPLICA"), "2");
   EXPECT_EQ(envValue(container, "MY_SETTING"), "x");
@@ -165,8 +169,7 @@ spec:
 )"));
   EXPECT_EQ(pinnedVipuController(job.spec), "pod64-b");
   const Json pod = buildWorkerPod(job, 0, kPartition);
-  EXPECT_EQ(pod["spec"]["nodeSelector"],
-            Json({{kVipuControllerNodeLabel, "pod64-b"}, {"disk", "ssd"}}));
+  EXPECT_EQ(pod["spec"]["nodeSelector"], Json({{kVipuControllerNodeLabel, "pod64-b"}, {"disk", "ssd"}}));
   auto unpinned = jobFrom(yamlFileToJson(IPU_EXAMPLES_DIR "/bert-training-multi-ipu.yaml"));
   EXPECT_EQ(pinnedVipuController(unpinned.spec), "");
 }
