@@ -9,7 +9,6 @@
 #include "vipu/proto/virmgrpc.grpc.pb.h"
 #include "vipu/proto_convert.h"
 #include "vipu/vipu_client.h"
-#include "vipu/vipu_controllers.h"
 
 namespace ipu::vipu {
 namespace {
@@ -289,48 +288,6 @@ TEST(VipuGrpcErrorTest, MapsEveryCodeBothWays) {
   const Error error =
       errorFromGrpc(grpc::Status(grpc::StatusCode::NOT_FOUND, "partition 'x' not found"), "ctx");
   EXPECT_EQ(error.toString(), "NotFound: ctx: partition 'x' not found");
-}
-
-TEST(VipuControllersTest, RegistersControllersByName) {
-  VipuControllers controllers;
-  ClientOptions options;
-  options.name = "pod-a";
-  options.endpoint = "127.0.0.1:1";
-  ASSERT_TRUE(controllers.connect(options));
-  EXPECT_EQ(controllers.connect(options).error().code, ErrorCode::kAlreadyExists);
-  ASSERT_TRUE(controllers.get("pod-a"));
-  Result<std::shared_ptr<VipuApi>> missing = controllers.get("pod-b");
-  ASSERT_FALSE(missing);
-  EXPECT_NE(missing.error().message.find("known: pod-a"), std::string::npos);
-  EXPECT_EQ(controllers.names(), std::vector<std::string>{"pod-a"});
-  EXPECT_FALSE(controllers.add("", nullptr));
-  options.name = "bad";
-  options.endpoint = "";
-  EXPECT_FALSE(controllers.connect(options));
-  options.endpoint = "127.0.0.1:1";
-  options.tls = TlsOptions{"/no/such/ca.pem", "", "", ""};
-  Result<std::unique_ptr<VipuClient>> noCa = VipuClient::create(options);
-  ASSERT_FALSE(noCa);
-  EXPECT_NE(noCa.error().message.find("/no/such/ca.pem"), std::string::npos);
-  options.tls = TlsOptions{"", "cert.pem", "", ""};
-  EXPECT_NE(VipuClient::create(options).error().message.find("both a certificate and a key"),
-            std::string::npos);
-}
-
-TEST(VipuControllersTest, ParsesEndpointLists) {
-  const ClientOptions defaults;
-  auto one = VipuControllers::parseEndpoints("10.0.0.1:8090", defaults);
-  ASSERT_TRUE(one);
-  EXPECT_EQ(one->front().name, "default");
-  auto two = VipuControllers::parseEndpoints("pod-a=10.0.0.1:8090, pod-b = vipu.b:8091", defaults);
-  ASSERT_TRUE(two) << two.error().toString();
-  ASSERT_EQ(two->size(), 2u);
-  EXPECT_EQ((*two)[1].name, "pod-b");
-  EXPECT_EQ((*two)[1].endpoint, "vipu.b:8091");
-  for (const char* bad :
-       {"", "pod-a=", "=host:1", "host", "host:", "host:abc", "a=h:1,a=h:2", "a=h:1,,b=h:2", "h:1,h:2"}) {
-    EXPECT_FALSE(VipuControllers::parseEndpoints(bad, defaults)) << bad;
-  }
 }
 
 }  // namespace
