@@ -264,7 +264,8 @@ subjectAltName=IP:$node_ip,DNS:$real_node_name"
   real_node_write_kubelet_config
   proc_start kubelet "$bin_dir/kubelet" --config "$real_node_dir/kubelet/config.yaml" \
     --kubeconfig "$cluster_dir/kubelet.kubeconfig" --root-dir "$real_node_dir/kubelet/root" \
-    --hostname-override "$real_node_name" --node-ip "$node_ip" --node-labels "$real_node_label=true"
+    --hostname-override "$real_node_name" --node-ip "$node_ip" \
+    --node-labels "$real_node_label=true,ipu.graphcore.ai/host=true,ipu.graphcore.ai/ipu-pod=${ipu_pods%%,*},ipu.graphcore.ai/vipu-controller=${ipu_pods%%,*}"
   local kubectl=("$bin_dir/kubectl" --kubeconfig "$cluster_dir/kubeconfig")
   proc_wait_until kubelet "the real node to be Ready" \
     "${kubectl[@]}" wait --for=condition=Ready "node/$real_node_name" --timeout 2s
