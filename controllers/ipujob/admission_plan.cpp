@@ -14,18 +14,21 @@ bool eligible(const AdmissionRequest& request, const std::string& controller) {
                                                   controller) != request.controllers.end();
 }
 
-std::string namesOf(const std::vector<ControllerCapacity>& controllers) {
+// A controller's free space during a pass: what each admitted request takes is taken out at once.
+struct FreeSpace {
+  std::string name;
+  const vipu::PartitionPlanner* planner;
+  vipu::BuddyMap free;
+};
+
+std::string namesOf(const std::vector<FreeSpace>& controllers) {
   std::string names;
   for (const auto& controller : controllers) names += (names.empty() ? "" : ", ") + controller.name;
   return names.empty() ? "none" : names;
 }
 
-void take(ControllerCapacity& controller, const std::vector<vipu::InstancePlacement>& placements) {
-  for (const auto& placement : placements) controller.taken.insert(placement.block);
-}
-
 // Tries the request on each controller it may use, in name order; the first that places it takes it.
-AdmissionDecision tryAdmit(const AdmissionRequest& request, std::vector<ControllerCapacity>& controllers) {
+AdmissionDecision tryAdmit(const AdmissionRequest& request, std::vector<FreeSpace>& controllers) {
   AdmissionDecision waiting{Kind::kNeverFits, {}, {}, 0, "Unschedulable", {}};
   bool anyEligible = false;
   const bool several = controllers.size() > 1;
@@ -33,9 +36,8 @@ AdmissionDecision tryAdmit(const AdmissionRequest& request, std::vector<Controll
     if (!eligible(request, controller.name)) continue;
     anyEligible = true;
     const auto plan =
-        controller.planner->plan(controller.taken, {request.instances, request.ipusPerInstance});
+        controller.planner->planInto(controller.free, {request.instances, request.ipusPerInstance});
     if (plan.placed()) {
-      take(controller, plan.placements);
       return {Kind::kAdmit, controller.name, plan.placements, 0, "Admitted", {}};
     }
     const std::string where = several ? "on " + controller.name + ": " : "";
@@ -89,13 +91,16 @@ std::map<std::string, AdmissionDecision> planAdmissions(std::vector<AdmissionReq
                                                         QueueingStrategy strategy) {
   std::sort(controllers.begin(), controllers.end(),
             [](const ControllerCapacity& a, const ControllerCapacity& b) { return a.name < b.name; });
+  std::vector<FreeSpace> spaces;
+  for (const auto& controller : controllers) {
+    spaces.push_back({controller.name, controller.planner, controller.planner->freeMap(controller.taken)});
+  }
   for (const Reservation& reservation : reservations) {
-    for (auto& controller : controllers) {
-      if (controller.name != reservation.controller) continue;
-      const auto plan =
-          controller.planner->plan(controller.taken, {reservation.instances, reservation.ipusPerInstance});
+    for (auto& space : spaces) {
       // A reservation that no longer fits (someone else took the IPUs) holds nothing; its job waits.
-      if (plan.placed()) take(controller, plan.placements);
+      if (space.name == reservation.controller) {
+        space.planner->planInto(space.free, {reservation.instances, reservation.ipusPerInstance});
+      }
     }
   }
 
@@ -113,10 +118,10 @@ std::map<std::string, AdmissionDecision> planAdmissions(std::vector<AdmissionReq
                   "WaitingInQueue",
                   "waiting behind " + blockedBy + " (queueing strategy StrictFIFO)"};
       // Still say so now if it could never run, rather than after the jobs ahead have gone.
-      std::vector<ControllerCapacity> probe = controllers;
+      std::vector<FreeSpace> probe = spaces;
       if (auto alone = tryAdmit(request, probe); alone.kind == Kind::kNeverFits) decision = alone;
     } else {
-      decision = tryAdmit(request, controllers);
+      decision = tryAdmit(request, spaces);
     }
     if (decision.kind == Kind::kWait) {
       decision.position = ++position;

@@ -1,5 +1,6 @@
 #include "ipujob/admitter.h"
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <set>
@@ -52,13 +53,67 @@ bool waitsForAdmission(const Json& job) {
   return heldPartitions(job).empty();
 }
 
-Admitter::Admitter(VipuControllers& controllers, const kube::Store& jobs, QueueingStrategy strategy)
-    : controllers_(controllers), jobs_(jobs), strategy_(strategy) {}
+Admitter::Admitter(VipuControllers& controllers, const kube::Store& jobs, QueueingStrategy strategy,
+                   std::function<void(double)> passObserved)
+    : controllers_(controllers), jobs_(jobs), strategy_(strategy), passObserved_(std::move(passObserved)) {}
+
+const std::optional<AdmissionRequest>& Admitter::requestFor(const Json& job) {
+  const Json& metadata = job["metadata"];
+  const std::string uid = metadata.value("uid", "");
+  const std::string version = metadata.value("resourceVersion", "");
+  auto& cached = parsed_[uid];
+  if (cached.resourceVersion == version && !version.empty()) return cached.request;
+  cached.resourceVersion = version;
+  cached.request.reset();
+  auto parsed = api::parseIpuJob(job);
+  if (!parsed) return cached.request;  // its own reconcile fails it with the reason
+  AdmissionRequest request;
+  request.key = kube::objectKey(job);
+  request.priority = parsed->spec.priority;
+  request.creationTimestamp = metadata.value("creationTimestamp", "");
+  request.instances = static_cast<std::uint32_t>(parsed->spec.jobInstances);
+  request.ipusPerInstance = static_cast<std::uint32_t>(parsed->spec.ipusPerJobInstance);
+  if (auto pinned = pinnedVipuController(parsed->spec); !pinned.empty())
+    request.controllers.push_back(pinned);
+  cached.request = std::move(request);
+  return cached.request;
+}
 
 Result<bool> Admitter::admit(const std::string& key, const Act& act) {
-  std::lock_guard pass(passMutex_);
+  std::optional<AdmissionDecision> decision;
+  std::shared_ptr<const vipu::PartitionPlanner> planner;
+  {
+    std::lock_guard pass(passMutex_);
+    const auto started = std::chrono::steady_clock::now();
+    auto planned = planPass(key, planner);
+    if (passObserved_)
+      passObserved_(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    if (!planned) return planned.error();
+    if (!*planned) return false;
+    decision = std::move(**planned);
+    if (decision->kind == AdmissionDecision::Kind::kAdmit) {
+      // Until the caller has created the partitions (and V-IPU lists them), later passes count these IPUs as
+      // taken: the API write and the V-IPU calls happen outside the lock.
+      std::vector<vipu::IpuBlock> blocks;
+      for (const auto& placement : decision->placements) blocks.push_back(placement.block);
+      assumed_[key] = {decision->controller, std::move(blocks)};
+    }
+  }
+  Status acted = act(*decision, planner.get());
+  if (decision->kind == AdmissionDecision::Kind::kAdmit) {
+    // Created: V-IPU lists them now. Not created: the job's status names them (reserved from the cache), or
+    // the write was refused and nothing is held.
+    std::lock_guard pass(passMutex_);
+    assumed_.erase(key);
+  }
+  if (!acted) return acted.error();
+  return true;
+}
+
+Result<std::optional<AdmissionDecision>> Admitter::planPass(
+    const std::string& key, std::shared_ptr<const vipu::PartitionPlanner>& chosen) {
   const kube::ObjectPtr self = jobs_.get(key);
-  if (!self || !waitsForAdmission(*self)) return false;
+  if (!self || !waitsForAdmission(*self)) return std::optional<AdmissionDecision>();
 
   std::map<std::string, ControllerState> states;
   std::map<std::string, Error> unreachable;
@@ -82,14 +137,20 @@ Result<bool> Admitter::admit(const std::string& key, const Act& act) {
     }
     ControllerState state{*planner, {}, std::move(*taken)};
     for (const auto& partition : *partitions) state.partitionIds.insert(partition.id);
+    for (const auto& [job, assumption] : assumed_) {
+      if (assumption.controller != target.name) continue;
+      for (const auto& block : assumption.blocks) state.taken.insert(block);
+    }
     states.emplace(target.name, std::move(state));
   }
 
   std::vector<AdmissionRequest> queue;
   std::vector<Reservation> reservations;
+  std::set<std::string> seen;
   for (const kube::ObjectPtr& object : jobs_.list()) {
     const Json& job = *object;
     if (!alive(job) || member(member(job, "spec"), "suspend") == Json(true)) continue;
+    if (assumed_.contains(kube::objectKey(job))) continue;  // its IPUs are taken above
     const auto held = heldPartitions(job);
     if (!held.empty()) {
       std::map<std::string, Reservation> missing;
@@ -105,40 +166,30 @@ Result<bool> Admitter::admit(const std::string& key, const Act& act) {
       for (auto& [controller, reservation] : missing) reservations.push_back(reservation);
       continue;
     }
-    auto parsed = api::parseIpuJob(job);
-    if (!parsed) continue;  // its own reconcile fails it with the reason
-    AdmissionRequest request;
-    request.key = kube::objectKey(job);
-    request.priority = parsed->spec.priority;
-    request.creationTimestamp = job["metadata"].value("creationTimestamp", "");
-    request.instances = static_cast<std::uint32_t>(parsed->spec.jobInstances);
-    request.ipusPerInstance = static_cast<std::uint32_t>(parsed->spec.ipusPerJobInstance);
-    if (auto pinned = pinnedVipuController(parsed->spec); !pinned.empty())
-      request.controllers.push_back(pinned);
-    queue.push_back(std::move(request));
+    seen.insert(job["metadata"].value("uid", ""));
+    if (const auto& request = requestFor(job)) queue.push_back(*request);
   }
+  std::erase_if(parsed_, [&](const auto& entry) { return !seen.contains(entry.first); });
 
   std::vector<ControllerCapacity> capacities;
   for (auto& [name, state] : states) capacities.push_back({name, state.planner.get(), state.taken});
   auto decisions = planAdmissions(std::move(queue), std::move(capacities), reservations, strategy_);
   auto decision = decisions.find(key);
-  if (decision == decisions.end()) return false;
+  if (decision == decisions.end()) return std::optional<AdmissionDecision>();
 
   if (decision->second.kind != AdmissionDecision::Kind::kAdmit && !unreachable.empty()) {
-    auto parsed = api::parseIpuJob(*self);
-    const std::string pinned = parsed ? pinnedVipuController(parsed->spec) : "";
+    const auto& request = requestFor(*self);
+    const std::string pinned = request && !request->controllers.empty() ? request->controllers.front() : "";
     for (const auto& [name, error] : unreachable) {
       if (pinned.empty() || pinned == name) {
         return makeError(error.code, "V-IPU controller " + name + " is unavailable: " + error.message);
       }
     }
   }
-  const vipu::PartitionPlanner* planner = nullptr;
   if (decision->second.kind == AdmissionDecision::Kind::kAdmit) {
-    planner = states.at(decision->second.controller).planner.get();
+    chosen = states.at(decision->second.controller).planner;
   }
-  if (auto status = act(decision->second, planner); !status) return status.error();
-  return true;
+  return std::optional<AdmissionDecision>(std::move(decision->second));
 }
 
 Status Admitter::placeMissing(const std::string& controller, std::uint32_t instances,
@@ -156,6 +207,10 @@ Status Admitter::placeMissing(const std::string& controller, std::uint32_t insta
   if (!taken) {
     controllers_.invalidate(controller);
     return taken.error();
+  }
+  for (const auto& [job, assumption] : assumed_) {
+    if (assumption.controller != controller) continue;
+    for (const auto& block : assumption.blocks) taken->insert(block);
   }
   return act((*planner)->plan(*taken, {instances, ipusPerInstance}), **planner);
 }

@@ -2,7 +2,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -30,8 +33,10 @@ class Admitter {
   // `plan`: where the missing partitions go (or why they do not fit now).
   using PlaceAct = std::function<Status(const vipu::PlanResult& plan, const vipu::PartitionPlanner& planner)>;
 
+  // `passObserved`: called with each pass's duration in seconds (for metrics); may be empty.
   Admitter(VipuControllers& controllers, const kube::Store& jobs,
-           QueueingStrategy strategy = QueueingStrategy::kBestEffortFifo);
+           QueueingStrategy strategy = QueueingStrategy::kBestEffortFifo,
+           std::function<void(double)> passObserved = {});
 
   // Runs a pass for the job with this key ("ns/name") and calls `act` with its decision. Returns false,
   // without calling `act`, when the cache no longer shows the job waiting (another pass admitted it, or it
@@ -47,10 +52,30 @@ class Admitter {
   QueueingStrategy strategy() const { return strategy_; }
 
  private:
+  // The queue's view of one job, parsed once per resourceVersion: a pass reads every waiting job, and
+  // parsing each one's spec (with its pod template) again on every pass would dominate a long queue.
+  struct ParsedRequest {
+    std::string resourceVersion;
+    std::optional<AdmissionRequest> request;  // nullopt: the spec does not parse
+  };
+  const std::optional<AdmissionRequest>& requestFor(const Json& job);
+  // Under passMutex_: this job's decision (nullopt: not waiting), and the chosen controller's planner.
+  Result<std::optional<AdmissionDecision>> planPass(const std::string& key,
+                                                    std::shared_ptr<const vipu::PartitionPlanner>& chosen);
+
+  // IPUs planned for an admitted job whose partitions are being created.
+  struct Assumption {
+    std::string controller;
+    std::vector<vipu::IpuBlock> blocks;
+  };
+
   VipuControllers& controllers_;
   const kube::Store& jobs_;
   QueueingStrategy strategy_;
+  std::function<void(double)> passObserved_;
   std::mutex passMutex_;
+  std::map<std::string, ParsedRequest> parsed_;  // by uid; under passMutex_
+  std::map<std::string, Assumption> assumed_;    // by job key; under passMutex_
 };
 
 }  // namespace ipu::controllers

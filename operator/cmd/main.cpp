@@ -45,7 +45,8 @@ struct Operator {
                         kube::WatcherConfig{.labelSelector = controllers::kJobNameLabel});
     controllers::QueueingStrategy strategy = controllers::QueueingStrategy::kBestEffortFifo;
     controllers::parseQueueingStrategy(flags.queueingStrategy, strategy);  // checked with the flags
-    controllers::Admitter admitter(vipu, jobs.store(), strategy);
+    controllers::Admitter admitter(vipu, jobs.store(), strategy,
+                                   [this](double seconds) { telemetry.admissionPass(seconds); });
 
     controllers::IpuJobReconciler* reconciler = nullptr;  // set below; the controller starts after that
     ctrl::Controller controller(

@@ -37,6 +37,10 @@ Telemetry::Telemetry()
       timeToRunning_(registry_.histogram("ipu_operator_time_to_running_seconds",
                                          "From an IPUJob's creation to all its worker pods running.",
                                          waitBuckets())),
+      admissionPass_(
+          registry_.histogram("ipu_operator_admission_pass_duration_seconds",
+                              "Time one admission pass took (the whole queue planned against V-IPU).",
+                              metrics::defaultBuckets())),
       leader_(registry_.gauge("ipu_operator_leader", "1 while this replica runs the controller.")) {
   registry_.gaugeCallback("ipu_operator_ipujobs", "IPUJobs by phase.", {"phase"}, [this] {
     metrics::GaugeSamples samples;
@@ -143,6 +147,10 @@ void Telemetry::admitted(double secondsSinceCreation) {
 
 void Telemetry::running(double secondsSinceCreation) {
   if (secondsSinceCreation >= 0) timeToRunning_.with().observe(secondsSinceCreation);
+}
+
+void Telemetry::admissionPass(double seconds) {
+  admissionPass_.with().observe(seconds);
 }
 
 }  // namespace ipu::cmd

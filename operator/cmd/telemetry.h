@@ -37,6 +37,7 @@ class Telemetry {
   void reconciled(bool ok, double seconds);
   void admitted(double secondsSinceCreation);
   void running(double secondsSinceCreation);
+  void admissionPass(double seconds);
 
   const metrics::Registry& registry() const { return registry_; }
 
@@ -48,6 +49,7 @@ class Telemetry {
   metrics::HistogramFamily& reconcileDuration_;
   metrics::HistogramFamily& timeToAdmit_;
   metrics::HistogramFamily& timeToRunning_;
+  metrics::HistogramFamily& admissionPass_;
   metrics::GaugeFamily& leader_;
 
   mutable std::mutex mutex_;

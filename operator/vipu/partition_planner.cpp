@@ -38,7 +38,6 @@ FreeSummary PartitionPlanner::summarize(const IpuSet& taken, std::uint32_t reque
 }
 
 PlanResult PartitionPlanner::plan(const IpuSet& taken, const GangRequest& request) const {
-  const std::uint32_t size = request.ipusPerInstance;
   const std::uint32_t largestPossible = topology_.maxPartitionSize();
   if (taken.capacity() != topology_.totalIpus()) {
     return refuse(
@@ -47,6 +46,12 @@ PlanResult PartitionPlanner::plan(const IpuSet& taken, const GangRequest& reques
         largestPossible);
   }
   BuddyMap map = freeMapOf(taken);
+  return planInto(map, request);
+}
+
+PlanResult PartitionPlanner::planInto(BuddyMap& map, const GangRequest& request) const {
+  const std::uint32_t size = request.ipusPerInstance;
+  const std::uint32_t largestPossible = topology_.maxPartitionSize();
   const FreeSummary free{topology_.totalIpus(), map.freeIpus(), map.largestFreeBlock(), map.countFree(size)};
   if (request.instances == 0) {
     return refuse(RefusalReason::kInvalidRequest, "a gang needs at least one instance", free,

@@ -63,11 +63,16 @@ struct PlanResult {
 //     the free space as unfragmented as any single placement could.
 class PartitionPlanner {
  public:
-  // `unusable`: IPUs that never take part (outside the allocation, broken); they count for "never fits". A set
-  // sized for another topology is ignored.
+  // `unusable`: IPUs that never take part (outside the allocation, broken); they count for "never fits". A
+  // set sized for another topology is ignored.
   explicit PartitionPlanner(Topology topology, IpuSet unusable = {});
 
   PlanResult plan(const IpuSet& taken, const GangRequest& request) const;
+  // The free space as plan() sees it, for planning several requests in a row: planInto() places a request in
+  // `free` and, when it is placed, marks its blocks taken there. Same answers as plan() on the IPU set,
+  // without rebuilding the free map for each request (admission plans a whole queue this way).
+  BuddyMap freeMap(const IpuSet& taken) const { return freeMapOf(taken); }
+  PlanResult planInto(BuddyMap& free, const GangRequest& request) const;
   FreeSummary summarize(const IpuSet& taken, std::uint32_t requestedSize) const;
 
   const Topology& topology() const { return topology_; }
