@@ -1,0 +1,219 @@
+// The Admitter and VipuControllers over an in-memory V-IPU (vipu-sim's SimulatedPod) and a cache filled by
+// hand: queue order and positions, IPUs assumed taken while a winner writes, recorded-but-missing partitions
+// reserved, an unreachable controller reported as such, the topology cache.
+#include "ipujob/admitter.h"
+
+#include <gtest/gtest.h>
+
+#include "fake_clock.h"
+#include "vipu/sim/simulated_pod.h"
+
+namespace ipu::controllers {
+namespace {
+
+using Kind = AdmissionDecision::Kind;
+
+// A V-IPU whose calls can be made to fail, and which counts ListIPUAttributes calls.
+class FlakyVipu final : public vipu::VipuApi {
+ public:
+  explicit FlakyVipu(vipu::VipuApi& inner) : inner_(inner) {}
+
+  Result<std::vector<vipu::Partition>> listPartitions(const std::string& allocation) override {
+    if (down) return makeError(ErrorCode::kUnavailable, "connection refused");
+    return inner_.listPartitions(allocation);
+  }
+  Result<std::vector<vipu::AgentIpuAttributes>> listIpuAttributes(
+      const std::vector<std::string>& agents) override {
+    ++attributeCalls;
+    if (down) return makeError(ErrorCode::kUnavailable, "connection refused");
+    return inner_.listIpuAttributes(agents);
+  }
+  Result<std::string> createPartition(const vipu::PartitionRequest& request) override {
+    return inner_.createPartition(request);
+  }
+  Status removePartition(const std::string& id, bool force) override {
+    return inner_.removePartition(id, force);
+  }
+  Status resetPartition(const std::string& id) override { return inner_.resetPartition(id); }
+  Result<vipu::IpuofConfig> getPartitionIpuofConfig(const std::string& id,
+                                                    std::optional<std::uint32_t> gcd) override {
+    return inner_.getPartitionIpuofConfig(id, gcd);
+  }
+  Result<vipu::PartitionStatus> getPartitionStatus(const std::string& id) override {
+    return inner_.getPartitionStatus(id);
+  }
+
+  bool down = false;
+  int attributeCalls = 0;
+
+ private:
+  vipu::VipuApi& inner_;
+};
+
+Json job(const std::string& name, const std::string& ipus, const std::string& created,
+         Json status = nullptr) {
+  Json object = {
+      {"apiVersion", "graphcore.ai/v1alpha1"},
+      {"kind", "IPUJob"},
+      {"metadata",
+       {{"namespace", "ns"},
+        {"name", name},
+        {"uid", "uid-" + name},
+        {"resourceVersion", "1"},
+        {"creationTimestamp", created}}},
+      {"spec",
+       {{"ipusPerJobInstance", ipus},
+        {"workers", {{"template", {{"spec", {{"containers", {{{"name", "m"}, {"image", "i"}}}}}}}}}}}}};
+  if (!status.is_null()) object["status"] = std::move(status);
+  return object;
+}
+
+// A status holding one recorded partition.
+Json holding(const std::string& phase, const std::string& id, int size, const std::string& state) {
+  Json partition = {{"id", id}, {"size", size}, {"controller", "pod64"}, {"state", state}};
+  return {{"phase", phase}, {"partitions", Json::array({partition})}};
+}
+
+class AdmitterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto pod = vipu::sim::SimulatedPod::open(*vipu::Topology::forPod("pod64", "pod64"), {},
+                                             vipu::sim::SimBehaviour{}, nullptr, std::nullopt);
+    ASSERT_TRUE(pod.ok());
+    sim_ = std::move(*pod);
+    flaky_ = std::make_unique<FlakyVipu>(*sim_);
+    controllers_ = std::make_unique<VipuControllers>(
+        std::vector<VipuTarget>{{"pod64", "vipu", 8090, flaky_.get()}}, clock_, std::chrono::minutes(5));
+    admitter_ = std::make_unique<Admitter>(*controllers_, store_);
+  }
+
+  void add(Json object) {
+    store_.apply(kube::WatcherEvent{kube::WatcherEvent::Kind::kApply, std::move(object)});
+  }
+
+  // The decision for `key`, acted on by `act` (default: nothing).
+  AdmissionDecision decide(const std::string& key, const Admitter::Act& act = {}) {
+    AdmissionDecision seen;
+    auto acted =
+        admitter_->admit(key, [&](const AdmissionDecision& decision, const vipu::PartitionPlanner* planner) {
+          seen = decision;
+          return act ? act(decision, planner) : Status{};
+        });
+    EXPECT_TRUE(acted.ok()) << acted.error().message;
+    EXPECT_TRUE(acted.ok() && *acted) << key << " was not waiting";
+    return seen;
+  }
+
+  testing::FakeClock clock_;
+  std::unique_ptr<vipu::sim::SimulatedPod> sim_;
+  std::unique_ptr<FlakyVipu> flaky_;
+  std::unique_ptr<VipuControllers> controllers_;
+  kube::Store store_;
+  std::unique_ptr<Admitter> admitter_;
+};
+
+TEST_F(AdmitterTest, TheQueueDecidesWhoRunsAndGivesTheOthersTheirPlace) {
+  add(job("first", "4", "2026-01-01T00:00:01Z"));
+  add(job("big", "64", "2026-01-01T00:00:02Z"));
+  add(job("small", "4", "2026-01-01T00:00:03Z"));
+  // "first" takes 4 IPUs ahead of "big", which then cannot have all 64: it waits first in line, and "small"
+  // (BestEffortFIFO) runs.
+  const auto big = decide("ns/big");
+  EXPECT_EQ(big.kind, Kind::kWait);
+  EXPECT_EQ(big.position, 1);
+  EXPECT_EQ(big.reason, "InsufficientCapacity");
+  EXPECT_EQ(decide("ns/small").kind, Kind::kAdmit);
+  const auto first = decide("ns/first");
+  EXPECT_EQ(first.kind, Kind::kAdmit);
+  EXPECT_EQ(first.controller, "pod64");
+}
+
+TEST_F(AdmitterTest, AJobNoLongerWaitingGetsNoDecision) {
+  add(job("running", "4", "2026-01-01T00:00:01Z", holding("Running", "k8s_ns_running_0", 4, "Active")));
+  bool called = false;
+  auto acted = admitter_->admit("ns/running", [&](const AdmissionDecision&, const vipu::PartitionPlanner*) {
+    called = true;
+    return Status{};
+  });
+  ASSERT_TRUE(acted.ok());
+  EXPECT_FALSE(*acted);
+  EXPECT_FALSE(called);
+  auto absent = admitter_->admit("ns/absent", {});
+  ASSERT_TRUE(absent.ok());
+  EXPECT_FALSE(*absent);
+}
+
+TEST_F(AdmitterTest, AWinnersIpusStayTakenWhileItWritesItsStatus) {
+  add(job("whole", "64", "2026-01-01T00:00:01Z"));
+  AdmissionDecision inner;
+  decide("ns/whole", [&](const AdmissionDecision& decision, const vipu::PartitionPlanner*) -> Status {
+    EXPECT_EQ(decision.kind, Kind::kAdmit);
+    // While the winner's status write is in flight (the cache still shows it waiting, V-IPU has nothing), a
+    // more urgent job arrives: it would be first in the queue, but the 64 IPUs are spoken for.
+    Json urgent = job("urgent", "4", "2026-01-01T00:00:02Z");
+    urgent["spec"]["priority"] = 10;
+    add(urgent);
+    inner = decide("ns/urgent");
+    return {};
+  });
+  EXPECT_EQ(inner.kind, Kind::kWait);
+  // Once the winner is done (here: it wrote nothing), nothing stays assumed.
+  EXPECT_EQ(decide("ns/urgent").kind, Kind::kAdmit);
+}
+
+TEST_F(AdmitterTest, PartitionsRecordedButNotCreatedAreReserved) {
+  // A process died between writing the ids and creating the partition: its 64 IPUs are still promised.
+  add(job("admitted", "64", "2026-01-01T00:00:01Z", holding("Creating", "k8s_ns_admitted_0", 64, "Planned")));
+  add(job("newcomer", "1", "2026-01-01T00:00:02Z"));
+  EXPECT_EQ(decide("ns/newcomer").kind, Kind::kWait);
+}
+
+TEST_F(AdmitterTest, AnUnreachableControllerIsAnErrorNotAFullCluster) {
+  add(job("waiting", "4", "2026-01-01T00:00:01Z"));
+  flaky_->down = true;
+  auto acted = admitter_->admit("ns/waiting", [](const AdmissionDecision&, const vipu::PartitionPlanner*) {
+    ADD_FAILURE() << "no decision may be made without the controller";
+    return Status{};
+  });
+  ASSERT_FALSE(acted.ok());
+  EXPECT_EQ(acted.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(acted.error().message.find("V-IPU controller pod64 is unavailable"), std::string::npos)
+      << acted.error().message;
+  flaky_->down = false;
+  EXPECT_EQ(decide("ns/waiting").kind, Kind::kAdmit);
+}
+
+TEST_F(AdmitterTest, TopologyIsReadOnceUntilItsTtlOrAnInvalidation) {
+  ASSERT_TRUE(controllers_->planner("pod64").ok());
+  ASSERT_TRUE(controllers_->planner("pod64").ok());
+  EXPECT_EQ(flaky_->attributeCalls, 1);
+  clock_.advance(std::chrono::minutes(6));
+  auto planner = controllers_->planner("pod64");
+  ASSERT_TRUE(planner.ok());
+  EXPECT_EQ((*planner)->topology().totalIpus(), 64u);
+  EXPECT_EQ(flaky_->attributeCalls, 2);
+  controllers_->invalidate("pod64");
+  ASSERT_TRUE(controllers_->planner("pod64").ok());
+  EXPECT_EQ(flaky_->attributeCalls, 3);
+
+  auto unknown = controllers_->planner("pod16");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(unknown.error().message, "there is no V-IPU controller named 'pod16' (configured: pod64)");
+}
+
+TEST_F(AdmitterTest, MalformedJobsAreLeftToTheirOwnReconcile) {
+  Json broken = job("broken", "3", "2026-01-01T00:00:00Z");  // not a power of two
+  add(broken);
+  add(job("fine", "64", "2026-01-01T00:00:01Z"));
+  EXPECT_EQ(decide("ns/fine").kind, Kind::kAdmit) << "a malformed job ahead holds nothing";
+  auto acted = admitter_->admit("ns/broken", [](const AdmissionDecision&, const vipu::PartitionPlanner*) {
+    ADD_FAILURE() << "a job that does not parse gets no decision";
+    return Status{};
+  });
+  ASSERT_TRUE(acted.ok());
+  EXPECT_FALSE(*acted);
+}
+
+}  // namespace
+}  // namespace ipu::controllers
