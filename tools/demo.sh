@@ -28,8 +28,10 @@ cluster_dir=$IPU_CLUSTER_DIR
 source tools/cluster/processes.sh
 vipu_port_file=$cluster_dir/vipu-sim/port
 if ! proc_alive vipu-sim; then
+  # A new vipu-sim goes with the cluster it serves: partitions kept from an earlier cluster (whose etcd, and so
+  # whose jobs, are gone) would hold IPUs that nothing will ever release.
+  rm -rf "$cluster_dir/vipu-sim"
   mkdir -p "$cluster_dir/vipu-sim"
-  rm -f "$vipu_port_file"
   proc_start vipu-sim "$repo/build/operator/vipu/vipu-sim" --pod pod64 --listen 127.0.0.1:0 \
     --port-file "$vipu_port_file" --state-file "$cluster_dir/vipu-sim/state.json" --activation-delay-ms 500
   for _ in $(seq 100); do [[ -s $vipu_port_file ]] && break; sleep 0.1; done
@@ -73,6 +75,26 @@ build/operator/vipu/vipu-ctl --endpoint "$vipu" list
 phase "status.conditions of ipujob/$job"
 "${kubectl[@]}" get ipujob "$job" -o jsonpath='{range .status.conditions[*]}  {.type}={.status} ({.reason}): {.message}
 {end}'
+
+phase "kubectl create -f examples/ipujobs/bert-poprun-64ipus.yaml   (needs all 64 IPUs: it waits its turn)"
+big=$("${kubectl[@]}" create -f examples/ipujobs/bert-poprun-64ipus.yaml -o name)
+big=${big#*/}
+for _ in $(seq 60); do
+  [[ $("${kubectl[@]}" get ipujob "$big" -o jsonpath='{.status.phase}') == Queued ]] && break
+  sleep 0.5
+done
+"${kubectl[@]}" get ipujobs
+phase "kubectl delete ipujob $job   (its partition is released; the 64-IPU job is admitted)"
+"${kubectl[@]}" delete ipujob "$job" --wait=false
+for _ in $(seq 120); do
+  [[ $("${kubectl[@]}" get ipujob "$big" -o jsonpath='{.status.phase}') == Running ]] && break
+  sleep 0.5
+done
+"${kubectl[@]}" get ipujobs
+[[ $("${kubectl[@]}" get ipujob "$big" -o jsonpath='{.status.phase}') == Running ]] ||
+  { echo "demo: ipujob/$big did not start; see kubectl describe ipujob $big" >&2; exit 1; }
+build/operator/vipu/vipu-ctl --endpoint "$vipu" list
+job=$big
 
 cat >&2 <<DONE
 
