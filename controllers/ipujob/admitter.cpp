@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "api/ipujob.h"
+#include "common/json_access.h"
 #include "ipujob/job_status.h"
 #include "ipujob/worker_pod.h"
 #include "kube/resource.h"
@@ -14,29 +15,8 @@
 namespace ipu::controllers {
 namespace {
 
-const Json& member(const Json& object, const char* name) {
-  static const Json kNull;
-  if (!object.is_object()) return kNull;
-  auto it = object.find(name);
-  return it == object.end() ? kNull : *it;
-}
-
 bool alive(const Json& job) {
-  return member(member(job, "metadata"), "deletionTimestamp").is_null() &&
-         !isTerminalPhase(member(member(job, "status"), "phase").is_string()
-                              ? member(member(job, "status"), "phase").get<std::string>()
-                              : "");
-}
-
-// Recorded partitions a job still holds (not released).
-std::vector<Json> heldPartitions(const Json& job) {
-  std::vector<Json> held;
-  const Json& partitions = member(member(job, "status"), "partitions");
-  if (!partitions.is_array()) return held;
-  for (const Json& partition : partitions) {
-    if (partition.value("state", "") != "Released") held.push_back(partition);
-  }
-  return held;
+  return member(member(job, "metadata"), "deletionTimestamp").is_null() && !isTerminalPhase(phaseOf(job));
 }
 
 struct ControllerState {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/failpoint.h"
+#include "common/json_access.h"
 #include "common/log.h"
 #include "common/time_format.h"
 #include "ipujob/job_status.h"
@@ -16,55 +17,27 @@
 namespace ipu::controllers {
 namespace {
 
-constexpr const char* kStatePlanned = "Planned";
-constexpr const char* kStateActive = "Active";
-constexpr const char* kStateReleased = "Released";
-
 // Failed jobs that an edit of the spec (a new generation) sends back to admission: nothing ran yet.
 const std::set<std::string> kReadmittableReasons = {"InvalidSpec", "Unschedulable"};
 
-const Json& field(const Json& object, const char* name) {
-  static const Json kNull;
-  if (!object.is_object()) return kNull;
-  auto it = object.find(name);
-  return it == object.end() ? kNull : *it;
-}
-
-std::string stringField(const Json& object, const char* name) {
-  const Json& value = field(object, name);
-  return value.is_string() ? value.get<std::string>() : std::string();
-}
-
-std::string phaseOf(const Json& job) {
-  return stringField(field(job, "status"), "phase");
-}
-
 int restartCountOf(const Json& job) {
-  const Json& count = field(field(job, "status"), "restartCount");
+  const Json& count = member(member(job, "status"), "restartCount");
   return count.is_number_integer() ? count.get<int>() : 0;
 }
 
-Json recordedPartitions(const Json& job) {
-  const Json& partitions = field(field(job, "status"), "partitions");
-  return partitions.is_array() ? partitions : Json::array();
-}
-
 bool holdsPartitions(const Json& job) {
-  for (const Json& partition : recordedPartitions(job)) {
-    if (partition.value("state", "") != kStateReleased) return true;
-  }
-  return false;
+  return !heldPartitions(job).empty();
 }
 
 bool hasFinalizer(const Json& job) {
-  const Json& finalizers = field(field(job, "metadata"), "finalizers");
+  const Json& finalizers = member(member(job, "metadata"), "finalizers");
   return finalizers.is_array() &&
          std::find(finalizers.begin(), finalizers.end(), Json(kCleanupFinalizer)) != finalizers.end();
 }
 
 // The reason of the job's Failed condition ("" when it has none).
 std::string failureReason(const Json& job) {
-  const Json& conditions = field(field(job, "status"), "conditions");
+  const Json& conditions = member(member(job, "status"), "conditions");
   if (!conditions.is_array()) return "";
   for (const Json& condition : conditions) {
     if (condition.value("type", "") == kPhaseFailed) return condition.value("reason", "");
@@ -93,7 +66,7 @@ std::string describeIpus(const vipu::Topology& topology, const vipu::IpuBlock& b
 }
 
 std::string podPhase(const Json& pod) {
-  return stringField(field(pod, "status"), "phase");
+  return stringMember(member(pod, "status"), "phase");
 }
 
 bool podFinished(const Json& pod) {
@@ -101,7 +74,7 @@ bool podFinished(const Json& pod) {
 }
 
 int attemptOf(const Json& pod) {
-  const std::string label = stringField(field(field(pod, "metadata"), "labels"), kAttemptLabel);
+  const std::string label = stringMember(member(member(pod, "metadata"), "labels"), kAttemptLabel);
   try {
     return label.empty() ? 0 : std::stoi(label);
   } catch (const std::exception&) {
@@ -116,10 +89,10 @@ WorkerOutcome outcomeOf(const std::string& name, const Json& pod) {
   if (phase == "Succeeded") outcome.state = WorkerOutcome::State::kSucceeded;
   if (phase != "Failed") return outcome;
   outcome.state = WorkerOutcome::State::kFailed;
-  const Json& statuses = field(field(pod, "status"), "containerStatuses");
+  const Json& statuses = member(member(pod, "status"), "containerStatuses");
   if (statuses.is_array()) {
     for (const Json& status : statuses) {
-      const Json& code = field(field(field(status, "state"), "terminated"), "exitCode");
+      const Json& code = member(member(member(status, "state"), "terminated"), "exitCode");
       if (code.is_number_integer() && code.get<int>() != 0) {
         outcome.exitCode = code.get<int>();
         break;
@@ -127,8 +100,8 @@ WorkerOutcome outcomeOf(const std::string& name, const Json& pod) {
     }
   }
   if (outcome.exitCode == 0) {
-    const std::string reason = stringField(field(pod, "status"), "reason");
-    const std::string message = stringField(field(pod, "status"), "message");
+    const std::string reason = stringMember(member(pod, "status"), "reason");
+    const std::string message = stringMember(member(pod, "status"), "message");
     outcome.detail = reason + (!reason.empty() && !message.empty() ? ": " : "") + message;
   }
   return outcome;
@@ -141,16 +114,16 @@ bool isNotFound(const Error& error) {
 // The recorded partitions, marked released (after RemovePartition).
 Json releasedPartitions(const Json& job) {
   Json partitions = recordedPartitions(job);
-  for (Json& partition : partitions) partition["state"] = kStateReleased;
+  for (Json& partition : partitions) partition["state"] = kPartitionReleased;
   return partitions;
 }
 
 std::string jobSelector(const Json& job) {
-  return std::string(kJobNameLabel) + "=" + stringField(job["metadata"], "name");
+  return std::string(kJobNameLabel) + "=" + stringMember(job["metadata"], "name");
 }
 
 double secondsSince(const Json& job, const char* timestampField, Clock::WallTime now) {
-  const auto since = parseTime(stringField(field(job, "metadata"), timestampField));
+  const auto since = parseTime(stringMember(member(job, "metadata"), timestampField));
   if (!since) return -1;
   return std::chrono::duration<double>(now - *since).count();
 }
@@ -174,13 +147,13 @@ Result<Action> IpuJobReconciler::reconcile(const std::string& ns, const std::str
   if (!cached) return Action{};  // deleted, and the finalizer has already run
   const Json& job = *cached;
 
-  if (!field(field(job, "metadata"), "deletionTimestamp").is_null()) return finalize(job);
+  if (!member(member(job, "metadata"), "deletionTimestamp").is_null()) return finalize(job);
   if (auto status = ensureFinalizer(job); !status) return status.error();
 
   const std::string phase = phaseOf(job);
   if (isTerminalPhase(phase)) {
     const auto generation = job["metadata"].value("generation", int64_t{0});
-    const auto observed = field(job, "status").value("observedGeneration", int64_t{0});
+    const auto observed = member(job, "status").value("observedGeneration", int64_t{0});
     if (phase == kPhaseFailed && generation != observed &&
         kReadmittableReasons.contains(failureReason(job))) {
       return readmit(job);
@@ -227,7 +200,7 @@ Result<Action> IpuJobReconciler::finalize(const Json& job) {
 Status IpuJobReconciler::ensureFinalizer(const Json& job) {
   if (hasFinalizer(job)) return {};
   const Json& metadata = job["metadata"];
-  Json finalizers = field(metadata, "finalizers").is_array() ? metadata["finalizers"] : Json::array();
+  Json finalizers = member(metadata, "finalizers").is_array() ? metadata["finalizers"] : Json::array();
   finalizers.push_back(kCleanupFinalizer);
   // Conditional on the version we read, so a concurrent edit of the finalizers is never overwritten.
   const Json patch = Json::array({{{"op", "test"},
@@ -258,8 +231,7 @@ Result<Action> IpuJobReconciler::readmit(const Json& job) {
 }
 
 Status IpuJobReconciler::removeRecordedPartitions(const Json& job) {
-  for (const Json& partition : recordedPartitions(job)) {
-    if (partition.value("state", "") == kStateReleased) continue;
+  for (const Json& partition : heldPartitions(job)) {
     const std::string id = partition.value("id", "");
     const std::string controller = partition.value("controller", "");
     const VipuTarget* target = controllers_.find(controller);
@@ -277,7 +249,7 @@ Status IpuJobReconciler::removeRecordedPartitions(const Json& job) {
 
 Status IpuJobReconciler::deletePods(const std::vector<kube::ObjectPtr>& pods) {
   for (const kube::ObjectPtr& pod : pods) {
-    if (!field(field(*pod, "metadata"), "deletionTimestamp").is_null()) continue;  // already going
+    if (!member(member(*pod, "metadata"), "deletionTimestamp").is_null()) continue;  // already going
     kube::DeleteOptions options;
     options.preconditionUid = (*pod)["metadata"].value("uid", "");  // never a newer pod of the same name
     auto removed = client_.remove(kube::ResourceRef::pods(), (*pod)["metadata"].value("namespace", ""),
@@ -301,7 +273,7 @@ Result<Action> IpuJobReconciler::finished(const Json& job) {
   // Workers still running (the others of a failed job) go first: they would hold nothing but a dead
   // partition.
   const std::string uid = job["metadata"].value("uid", "");
-  const auto spec = api::parseIpuJobSpec(field(job, "spec"));
+  const auto spec = api::parseIpuJobSpec(member(job, "spec"));
   const auto cleanPolicy = spec ? spec->cleanPodPolicy : api::CleanPodPolicy::kNone;
   const std::string keep = workerPodName(job["metadata"].value("name", ""), 0);  // the launcher's logs
   std::vector<kube::ObjectPtr> doomed;
@@ -314,8 +286,8 @@ Result<Action> IpuJobReconciler::finished(const Json& job) {
   }
   if (auto status = deletePods(doomed); !status) return status.error();
 
-  const Json& ttl = field(field(job, "spec"), "ttlSecondsAfterFinished");
-  const auto completed = parseTime(stringField(field(job, "status"), "completionTime"));
+  const Json& ttl = member(member(job, "spec"), "ttlSecondsAfterFinished");
+  const auto completed = parseTime(stringMember(member(job, "status"), "completionTime"));
   if (!ttl.is_number_integer() || !completed) return Action{};
   const auto expiry = *completed + std::chrono::seconds(ttl.get<int64_t>());
   const auto now = clock_.wallNow();
@@ -398,7 +370,7 @@ Status IpuJobReconciler::recordAdmission(const Json& job, const api::IpuJob& par
                         {"size", size},
                         {"controller", decision.controller},
                         {"ipus", describeIpus(planner.topology(), decision.placements[instance].block)},
-                        {"state", kStatePlanned}});
+                        {"state", kPartitionPlanned}});
   }
   const auto now = clock_.wallNow();
   // Ids go into status before any partition exists (and only if the job is still the version this pass
@@ -498,12 +470,12 @@ Result<Action> IpuJobReconciler::runJob(const Json& job, const api::IpuJob& pars
     }
     if (current.readyState != vipu::ReadyState::kActive) return Action{options_.activationPoll};
   }
-  for (Json& partition : recorded) partition["state"] = kStateActive;
+  for (Json& partition : recorded) partition["state"] = kPartitionActive;
 
   const auto now = clock_.wallNow();
   std::optional<Clock::Duration> deadlineIn;
   if (spec.activeDeadlineSeconds) {
-    const auto started = parseTime(stringField(field(job, "status"), "startTime"));
+    const auto started = parseTime(stringMember(member(job, "status"), "startTime"));
     if (started) {
       const auto deadline = *started + std::chrono::seconds(*spec.activeDeadlineSeconds);
       if (now >= deadline) {
@@ -517,11 +489,11 @@ Result<Action> IpuJobReconciler::runJob(const Json& job, const api::IpuJob& pars
 
   // This attempt's pods by name; pods of earlier attempts are replaced.
   const int attempt = restartCountOf(job);
-  std::map<std::string, Json> pods;
+  std::map<std::string, kube::ObjectPtr> pods;
   std::vector<kube::ObjectPtr> stale;
   for (const kube::ObjectPtr& pod : pods_.listOwnedBy(parsed.identity.uid)) {
     if (attemptOf(*pod) == attempt) {
-      pods.emplace((*pod)["metadata"].value("name", ""), *pod);
+      pods.emplace((*pod)["metadata"].value("name", ""), pod);
     } else {
       stale.push_back(pod);
     }
@@ -571,9 +543,9 @@ Result<Action> IpuJobReconciler::runJob(const Json& job, const api::IpuJob& pars
                           0, "the pod was deleted"});
       continue;
     }
-    outcomes.push_back(outcomeOf(podName, pod->second));
-    if (podPhase(pod->second) == "Running") ++running;
-    if (podPhase(pod->second) == "Succeeded") ++done;
+    outcomes.push_back(outcomeOf(podName, *pod->second));
+    if (podPhase(*pod->second) == "Running") ++running;
+    if (podPhase(*pod->second) == "Succeeded") ++done;
   }
   const int workers = spec.workerCount();
   Json counts = {{"currentReplicas", running},
@@ -660,7 +632,7 @@ Result<Action> IpuJobReconciler::fail(const Json& job, const std::string& reason
 }
 
 Status IpuJobReconciler::patchStatus(const Json& job, Json status, bool conditional) {
-  const Json current = field(job, "status").is_object() ? job["status"] : Json::object();
+  const Json current = member(job, "status").is_object() ? job["status"] : Json::object();
   Json merged = current;
   merged.merge_patch(status);
   if (merged == current && !conditional) return {};  // nothing new: a repeated reconcile writes nothing
@@ -677,7 +649,7 @@ Status IpuJobReconciler::patchStatus(const Json& job, Json status, bool conditio
 
 Status IpuJobReconciler::setPhase(const Json& job, const std::string& phase, const std::string& reason,
                                   const std::string& message, Json extra, bool conditional) {
-  const Json& status = field(job, "status");
+  const Json& status = member(job, "status");
   const int64_t generation = job["metadata"].value("generation", int64_t{0});
   const std::string now = formatTime(clock_.wallNow());
   extra["phase"] = phase;
@@ -687,7 +659,7 @@ Status IpuJobReconciler::setPhase(const Json& job, const std::string& phase, con
   extra["selector"] = jobSelector(job);
   if (!extra.contains("queuePosition")) extra["queuePosition"] = nullptr;  // only waiting jobs have one
   extra["conditions"] =
-      conditionsForPhase(field(status, "conditions"), phase, reason, message, generation, now);
+      conditionsForPhase(member(status, "conditions"), phase, reason, message, generation, now);
   const bool changed = phaseOf(job) != phase;
   if (auto patched = patchStatus(job, std::move(extra), conditional); !patched) return patched;
   if (changed) {

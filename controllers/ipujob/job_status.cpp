@@ -1,9 +1,28 @@
 #include "ipujob/job_status.h"
 
+#include "common/json_access.h"
+
 namespace ipu::controllers {
 
 bool isTerminalPhase(const std::string& phase) {
   return phase == kPhaseSucceeded || phase == kPhaseFailed;
+}
+
+std::string phaseOf(const Json& job) {
+  return stringMember(member(job, "status"), "phase");
+}
+
+Json recordedPartitions(const Json& job) {
+  const Json& partitions = member(member(job, "status"), "partitions");
+  return partitions.is_array() ? partitions : Json::array();
+}
+
+std::vector<Json> heldPartitions(const Json& job) {
+  std::vector<Json> held;
+  for (const Json& partition : recordedPartitions(job)) {
+    if (partition.value("state", "") != kPartitionReleased) held.push_back(partition);
+  }
+  return held;
 }
 
 Json setCondition(const Json& conditions, const Condition& condition, const std::string& now) {

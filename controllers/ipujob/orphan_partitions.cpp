@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common/log.h"
+#include "ipujob/job_status.h"
 #include "vipu/partition_id.h"
 
 namespace ipu::controllers {
@@ -37,10 +38,7 @@ std::vector<std::string> orphanPartitionIds(const std::string& prefix,
                                             const std::vector<Json>& jobs) {
   std::set<std::string> held;
   for (const Json& job : jobs) {
-    const Json status = job.value("status", Json::object());
-    for (const Json& partition : status.value("partitions", Json::array())) {
-      if (partition.value("state", "") != "Released") held.insert(partition.value("id", ""));
-    }
+    for (const Json& partition : heldPartitions(job)) held.insert(partition.value("id", ""));
   }
   std::vector<std::string> orphans;
   for (const auto& partition : partitions) {
