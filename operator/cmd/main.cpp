@@ -43,9 +43,7 @@ struct Operator {
     kube::Informer jobs(client, controllers::ipuJobResource());
     kube::Informer pods(client, kube::ResourceRef::pods(), "",
                         kube::WatcherConfig{.labelSelector = controllers::kJobNameLabel});
-    controllers::QueueingStrategy strategy = controllers::QueueingStrategy::kBestEffortFifo;
-    controllers::parseQueueingStrategy(flags.queueingStrategy, strategy);  // checked with the flags
-    controllers::Admitter admitter(vipu, jobs.store(), strategy,
+    controllers::Admitter admitter(vipu, jobs.store(), flags.queueingStrategy,
                                    [this](double seconds) { telemetry.admissionPass(seconds); });
 
     controllers::IpuJobReconciler* reconciler = nullptr;  // set below; the controller starts after that
@@ -176,7 +174,8 @@ int main(int argc, char** argv) {
   }
   Operator op{client, vipuControllers, *flags, telemetry};
   log::info("ipu-operator starting",
-            {{"apiServer", config->server}, {"queueingStrategy", flags->queueingStrategy}});
+            {{"apiServer", config->server},
+             {"queueingStrategy", controllers::queueingStrategyName(flags->queueingStrategy)}});
   if (!flags->leaderElect) {
     telemetry.setLeading(true);
     return op.run(stopSource.get_token()) ? 0 : 1;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <set>
+#include <tuple>
 
 #include "common/log.h"
 #include "ipujob/admission_plan.h"
@@ -16,9 +17,13 @@ namespace {
 
 constexpr const char* kVipuControllerFlag = "vipu-controller";
 
+// The flags as text, where OperatorFlags holds them parsed.
 struct RawFlags {
   OperatorFlags flags;
   std::vector<std::string> vipuControllers;
+  std::string queueingStrategy = "BestEffortFIFO";
+  std::string metricsBindAddress = ":8080";
+  std::string healthProbeBindAddress = ":8081";
 };
 
 // One FlagSet for parsing and usage, so --help always tells the truth about the defaults.
@@ -36,7 +41,7 @@ vipu::cli::FlagSet makeFlagSet(RawFlags& raw) {
       "a V-IPU controller partitions come from; repeat for several IPU-PODs. Worker pods run on nodes "
       "labelled ipu.graphcore.ai/vipu-controller=NAME (at least one is required)",
       "NAME=HOST:PORT");
-  set.addString("queueing-strategy", &f.queueingStrategy,
+  set.addString("queueing-strategy", &raw.queueingStrategy,
                 "BestEffortFIFO (a job that fits runs even if an earlier one waits) or StrictFIFO (no "
                 "overtaking)",
                 "STRATEGY");
@@ -54,10 +59,10 @@ vipu::cli::FlagSet makeFlagSet(RawFlags& raw) {
               "run the controller only while holding the Lease 'ipu-operator'");
   set.addString("leader-election-namespace", &f.leaderElectionNamespace,
                 "namespace of the leader election Lease (default: the kubeconfig's namespace)", "NAMESPACE");
-  set.addString("metrics-bind-address", &f.metricsBindAddress,
+  set.addString("metrics-bind-address", &raw.metricsBindAddress,
                 "where /metrics is served (HOST:PORT, :PORT for every interface, 0 to turn it off)",
                 "ADDRESS");
-  set.addString("health-probe-bind-address", &f.healthProbeBindAddress,
+  set.addString("health-probe-bind-address", &raw.healthProbeBindAddress,
                 "where /healthz and /readyz are served (HOST:PORT, :PORT, or 0)", "ADDRESS");
   set.addString("log-level", &f.logLevel, "debug, info, warning or error", "LEVEL");
   return set;
@@ -77,7 +82,9 @@ std::vector<std::string> splitCommas(const std::string& text) {
   return items;
 }
 
-Status checkValues(OperatorFlags& flags, const std::vector<std::string>& controllers) {
+// Parses what stays text in RawFlags into `raw.flags`, and checks the rest.
+Status checkValues(RawFlags& raw, const std::vector<std::string>& controllers) {
+  OperatorFlags& flags = raw.flags;
   if (controllers.empty()) {
     return makeError(ErrorCode::kInvalidArgument, "--vipu-controller is required (or " +
                                                       environmentVariableFor(kVipuControllerFlag) + ")");
@@ -92,21 +99,22 @@ Status checkValues(OperatorFlags& flags, const std::vector<std::string>& control
     }
     flags.vipuControllers.push_back(*endpoint);
   }
-  controllers::QueueingStrategy strategy;
-  if (!controllers::parseQueueingStrategy(flags.queueingStrategy, strategy)) {
+  if (!controllers::parseQueueingStrategy(raw.queueingStrategy, flags.queueingStrategy)) {
     return makeError(
         ErrorCode::kInvalidArgument,
-        "--queueing-strategy: expected BestEffortFIFO or StrictFIFO, not \"" + flags.queueingStrategy + "\"");
+        "--queueing-strategy: expected BestEffortFIFO or StrictFIFO, not \"" + raw.queueingStrategy + "\"");
   }
   if (auto valid = controllers::validatePartitionIdPrefix(flags.partitionIdPrefix); !valid) {
     return makeError(ErrorCode::kInvalidArgument, "--partition-id-prefix: " + valid.error().message);
   }
-  for (const auto& [flag, value] :
-       {std::pair<const char*, const std::string&>{"--metrics-bind-address", flags.metricsBindAddress},
-        {"--health-probe-bind-address", flags.healthProbeBindAddress}}) {
-    if (auto address = metrics::parseBindAddress(value); !address) {
-      return makeError(ErrorCode::kInvalidArgument, std::string(flag) + ": " + address.error().message);
-    }
+  for (const auto& [flag, text, address] :
+       {std::tuple<const char*, const std::string&, metrics::BindAddress&>{
+            "--metrics-bind-address", raw.metricsBindAddress, flags.metricsBindAddress},
+        {"--health-probe-bind-address", raw.healthProbeBindAddress, flags.healthProbeBindAddress}}) {
+    auto parsed = metrics::parseBindAddress(text);
+    if (!parsed)
+      return makeError(ErrorCode::kInvalidArgument, std::string(flag) + ": " + parsed.error().message);
+    address = *parsed;
   }
   log::Level level;
   if (!log::parseLevel(flags.logLevel, level)) {
@@ -175,7 +183,7 @@ Result<OperatorFlags> parseOperatorFlags(const std::vector<std::string>& args,
   raw.flags.helpRequested = set.helpRequested();
   if (raw.flags.helpRequested) return raw.flags;
   if (auto valid =
-          checkValues(raw.flags, raw.vipuControllers.empty() ? environmentControllers : raw.vipuControllers);
+          checkValues(raw, raw.vipuControllers.empty() ? environmentControllers : raw.vipuControllers);
       !valid) {
     return valid.error();
   }

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "common/result.h"
+#include "ipujob/admission_plan.h"
+#include "metrics/bind_address.h"
 
 namespace ipu::cmd {
 
@@ -20,7 +22,7 @@ struct VipuEndpoint {
 struct OperatorFlags {
   std::string kubeconfig;                     // empty: $KUBECONFIG, then in-cluster, then ~/.kube/config
   std::vector<VipuEndpoint> vipuControllers;  // at least one; names unique
-  std::string queueingStrategy = "BestEffortFIFO";
+  controllers::QueueingStrategy queueingStrategy = controllers::QueueingStrategy::kBestEffortFifo;
   std::string partitionIdPrefix = "k8s";
   int workers = 2;
   double qps = 50;
@@ -28,8 +30,9 @@ struct OperatorFlags {
   std::string shmSize = "10Gi";
   bool leaderElect = true;
   std::string leaderElectionNamespace;  // empty: the kubeconfig's namespace
-  std::string metricsBindAddress = ":8080";
-  std::string healthProbeBindAddress = ":8081";
+  // Parsed from --metrics-bind-address and --health-probe-bind-address (their defaults live with the flags).
+  metrics::BindAddress metricsBindAddress;
+  metrics::BindAddress healthProbeBindAddress;
   std::string logLevel = "info";
   bool helpRequested = false;
 };

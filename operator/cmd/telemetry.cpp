@@ -5,7 +5,6 @@
 
 #include "ipujob/admitter.h"
 #include "ipujob/job_status.h"
-#include "metrics/bind_address.h"
 
 namespace ipu::cmd {
 namespace {
@@ -15,13 +14,6 @@ using Json = nlohmann::json;
 // From seconds to hours: admission waits for capacity, and a job can queue for a long time.
 std::vector<double> waitBuckets() {
   return {1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400};
-}
-
-const Json& member(const Json& object, const char* name) {
-  static const Json kNull;
-  if (!object.is_object()) return kNull;
-  auto it = object.find(name);
-  return it == object.end() ? kNull : *it;
 }
 
 }  // namespace
@@ -54,8 +46,8 @@ Telemetry::Telemetry()
       byPhase[phase] = 0;
     }
     for (const auto& job : sources_.jobs->list()) {
-      const Json& phase = member(member(*job, "status"), "phase");
-      ++byPhase[phase.is_string() ? phase.get<std::string>() : controllers::kPhasePending];
+      const std::string phase = controllers::phaseOf(*job);
+      ++byPhase[phase.empty() ? controllers::kPhasePending : phase];
     }
     for (const auto& [phase, count] : byPhase) samples.push_back({{phase}, count});
     return samples;
@@ -68,10 +60,7 @@ Telemetry::Telemetry()
                             if (sources_.jobs == nullptr) return samples;
                             std::map<std::string, double> byController;
                             for (const auto& job : sources_.jobs->list()) {
-                              const Json& partitions = member(member(*job, "status"), "partitions");
-                              if (!partitions.is_array()) continue;
-                              for (const Json& partition : partitions) {
-                                if (partition.value("state", "") == "Released") continue;
+                              for (const Json& partition : controllers::heldPartitions(*job)) {
                                 byController[partition.value("controller", "")] += partition.value("size", 0);
                               }
                             }
@@ -104,18 +93,15 @@ Telemetry::Telemetry()
   });
 }
 
-Status Telemetry::serve(const std::string& metricsAddress, const std::string& probeAddress) {
-  auto metrics = metrics::parseBindAddress(metricsAddress);
-  if (!metrics) return metrics.error();
-  auto probes = metrics::parseBindAddress(probeAddress);
-  if (!probes) return probes.error();
-  if (!metrics->disabled) {
-    auto server = metrics::HttpEndpoints::start(*metrics, {&registry_, nullptr, nullptr});
+Status Telemetry::serve(const metrics::BindAddress& metricsAddress,
+                        const metrics::BindAddress& probeAddress) {
+  if (!metricsAddress.disabled) {
+    auto server = metrics::HttpEndpoints::start(metricsAddress, {&registry_, nullptr, nullptr});
     if (!server) return server.error();
     metricsServer_ = std::move(*server);
   }
-  if (!probes->disabled) {
-    auto server = metrics::HttpEndpoints::start(*probes, {nullptr, &healthz_, &readyz_});
+  if (!probeAddress.disabled) {
+    auto server = metrics::HttpEndpoints::start(probeAddress, {nullptr, &healthz_, &readyz_});
     if (!server) return server.error();
     probeServer_ = std::move(*server);
   }

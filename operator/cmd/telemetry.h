@@ -7,6 +7,7 @@
 
 #include "common/result.h"
 #include "kube/store.h"
+#include "metrics/bind_address.h"
 #include "metrics/health_checks.h"
 #include "metrics/http_endpoints.h"
 #include "metrics/metrics_registry.h"
@@ -20,9 +21,9 @@ class Telemetry {
  public:
   Telemetry();
 
-  // Serves /metrics and the probes on their addresses (each may be "0": off). Unavailable when a port is
+  // Serves /metrics and the probes on their addresses (either may be disabled). Unavailable when a port is
   // taken.
-  Status serve(const std::string& metricsAddress, const std::string& probeAddress);
+  Status serve(const metrics::BindAddress& metricsAddress, const metrics::BindAddress& probeAddress);
 
   // While leading: what the per-scrape gauges count and what /readyz waits for.
   struct Sources {

@@ -34,10 +34,10 @@ TEST(ParseOperatorFlagsTest, DefaultsMatchTheDocumentedOnes) {
   EXPECT_EQ(flags->logLevel, "info");
   ASSERT_EQ(flags->vipuControllers.size(), 1u);
   EXPECT_EQ(flags->vipuControllers[0].port, 8090);
-  EXPECT_EQ(flags->queueingStrategy, "BestEffortFIFO");
+  EXPECT_STREQ(controllers::queueingStrategyName(flags->queueingStrategy), "BestEffortFIFO");
   EXPECT_EQ(flags->partitionIdPrefix, "k8s");
-  EXPECT_EQ(flags->metricsBindAddress, ":8080");
-  EXPECT_EQ(flags->healthProbeBindAddress, ":8081");
+  EXPECT_EQ(flags->metricsBindAddress.toString(), ":8080");
+  EXPECT_EQ(flags->healthProbeBindAddress.toString(), ":8081");
 }
 
 TEST(ParseOperatorFlagsTest, ReadsEveryFlag) {
@@ -78,10 +78,10 @@ TEST(ParseOperatorFlagsTest, ReadsEveryFlag) {
   ASSERT_EQ(flags->vipuControllers.size(), 2u);
   EXPECT_EQ(flags->vipuControllers[1].name, "b");
   EXPECT_EQ(flags->vipuControllers[1].host, "g");
-  EXPECT_EQ(flags->queueingStrategy, "StrictFIFO");
+  EXPECT_STREQ(controllers::queueingStrategyName(flags->queueingStrategy), "StrictFIFO");
   EXPECT_EQ(flags->partitionIdPrefix, "lab-a");
-  EXPECT_EQ(flags->metricsBindAddress, "127.0.0.1:9090");
-  EXPECT_EQ(flags->healthProbeBindAddress, "0");
+  EXPECT_EQ(flags->metricsBindAddress.toString(), "127.0.0.1:9090");
+  EXPECT_EQ(flags->healthProbeBindAddress.toString(), "0");
 }
 
 TEST(ParseOperatorFlagsTest, EnvironmentSetsFlagsAndTheCommandLineWins) {
