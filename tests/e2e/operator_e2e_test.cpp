@@ -1,30 +1,17 @@
 // ipu-operator with real containers: an IPUJob's worker runs on the real node (kubelet + containerd + runc),
 // sees the partition the operator made for it, and `kubectl logs <job>-worker-0` shows what it printed; a
 // failing worker restarts the job by its restartPolicy with the exit code from the real process.
-#include <fstream>
-#include <stdexcept>
-
 #include "operator_fixture.h"
 
 namespace ipu::testing {
 namespace {
-
-// A value from the cluster's cluster.env, written by tools/cluster.sh up --real-node.
-std::string clusterValue(const std::string& name) {
-  std::ifstream file(TestCluster::get().dir() + "/cluster.env");
-  std::string line;
-  while (std::getline(file, line)) {
-    if (line.rfind(name + "=", 0) == 0) return line.substr(name.size() + 1);
-  }
-  throw std::runtime_error("cluster.env has no " + name + ": was the cluster started with --real-node?");
-}
 
 // An IPUJob whose single worker runs `script` in busybox on the real node: the template selects the node and
 // tolerates its taint, as a user targets their IPU hosts.
 std::string jobOnRealNode(const std::string& name, const std::string& script,
                           const std::string& specLines = "") {
   const Json container = {{"name", "train"},
-                          {"image", clusterValue("IPU_CLUSTER_IMAGE_BUSYBOX")},
+                          {"image", TestCluster::get().value("IPU_CLUSTER_IMAGE_BUSYBOX")},
                           {"imagePullPolicy", "Never"},
                           {"command", {"sh", "-c", script}}};
   const Json podSpec = {
@@ -61,7 +48,7 @@ TEST_F(OperatorOnRealNodeTest, WorkerSeesItsPartitionAndKubectlLogsShowsItsOutpu
   ASSERT_TRUE(logs.ok()) << logs.describe();
   EXPECT_EQ(logs.out, "partition=" + partition + "\nipus-per-replica=4\n1\n");
   EXPECT_EQ(getJson("pod", job + "-worker-0")["spec"].value("nodeName", ""),
-            clusterValue("IPU_CLUSTER_REAL_NODE"));
+            TestCluster::get().value("IPU_CLUSTER_REAL_NODE"));
   EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 30s)) << "partition not released";
 }
 

@@ -2,10 +2,6 @@
 // memory-backed /dev/shm of a set size, IPC_LOCK) hold inside the container, `kubectl logs` shows exactly
 // what the program printed, exit codes reach the pod's status, and bad input ends in a clear reason.
 // The tests run on the node's host, so they can compare the container's view with the host's.
-#include <nlohmann/json.hpp>
-
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -13,9 +9,11 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "test_cluster.h"
 
@@ -24,16 +22,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using Json = nlohmann::json;
-
-// A value from the cluster's cluster.env, written by tools/cluster.sh up --real-node.
-std::string clusterValue(const std::string& name) {
-  std::ifstream file(TestCluster::get().dir() + "/cluster.env");
-  std::string line;
-  while (std::getline(file, line)) {
-    if (line.rfind(name + "=", 0) == 0) return line.substr(name.size() + 1);
-  }
-  throw std::runtime_error("cluster.env has no " + name + ": was the cluster started with --real-node?");
-}
 
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> result;
@@ -66,7 +54,7 @@ class RealNodeTest : public ClusterTest {
               {"terminationGracePeriodSeconds", 1},
               {"containers",
                {{{"name", "main"},
-                 {"image", clusterValue("IPU_CLUSTER_IMAGE_BUSYBOX")},
+                 {"image", TestCluster::get().value("IPU_CLUSTER_IMAGE_BUSYBOX")},
                  {"imagePullPolicy", "Never"},
                  {"command", {"sh", "-c", script}}}}}}}};
   }
@@ -75,7 +63,8 @@ class RealNodeTest : public ClusterTest {
   // a size limit, and the IPC_LOCK capability.
   static void makeIpuWorker(Json& pod, const std::string& shmSize) {
     pod["spec"]["hostIPC"] = true;
-    pod["spec"]["volumes"] = {{{"name", "devshm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", shmSize}}}}};
+    pod["spec"]["volumes"] = {
+        {{"name", "devshm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", shmSize}}}}};
     Json& container = pod["spec"]["containers"][0];
     container["volumeMounts"] = {{{"name", "devshm"}, {"mountPath", "/dev/shm"}}};
     container["securityContext"] = {{"capabilities", {{"add", {"IPC_LOCK"}}}}};
@@ -125,7 +114,8 @@ std::string hostIpcNamespace() {
   std::ifstream pidFile(TestCluster::get().dir() + "/pids/containerd.pid");
   std::string containerd;
   pidFile >> containerd;
-  EXPECT_EQ(ipcNamespace(containerd), host) << "containerd (pid " << containerd << ") is not in the host's IPC namespace";
+  EXPECT_EQ(ipcNamespace(containerd), host)
+      << "containerd (pid " << containerd << ") is not in the host's IPC namespace";
   return host;
 }
 
@@ -146,7 +136,7 @@ TEST_F(RealNodeTest, IpuWorkerSettingsHoldInsideTheContainer) {
     Json pod = waitForPhase(name, {"Succeeded", "Failed"});
     ASSERT_FALSE(pod.is_null()) << name << " did not finish: " << getJson("pod", name).dump();
     EXPECT_EQ(pod["status"]["phase"], "Succeeded") << pod["status"].dump();
-    EXPECT_EQ(pod["spec"]["nodeName"], clusterValue("IPU_CLUSTER_REAL_NODE"));
+    EXPECT_EQ(pod["spec"]["nodeName"], TestCluster::get().value("IPU_CLUSTER_REAL_NODE"));
   }
   auto workerOut = lines(logs("worker"));
   auto plainOut = lines(logs("plain"));
@@ -174,8 +164,9 @@ TEST_F(RealNodeTest, IpuWorkerSettingsHoldInsideTheContainer) {
 }
 
 TEST_F(RealNodeTest, LogsShowExactlyWhatTheProgramPrinted) {
-  create(podOnRealNode("printer", "echo 'first line'; printf 'tab\\there  two spaces\\n'; echo 'ünïcødé ✓'; "
-                                  "echo; echo 'after an empty line'")
+  create(podOnRealNode("printer",
+                       "echo 'first line'; printf 'tab\\there  two spaces\\n'; echo 'ünïcødé ✓'; "
+                       "echo; echo 'after an empty line'")
              .dump());
   Json pod = waitForPhase("printer", {"Succeeded", "Failed"});
   ASSERT_FALSE(pod.is_null()) << getJson("pod", "printer").dump();
@@ -233,7 +224,7 @@ TEST_F(RealNodeTest, MissingLocalImageEndsInErrImageNeverPull) {
 }
 
 TEST_F(RealNodeTest, NodeIsReadyLabelledAndTainted) {
-  Json node = getJson("node", clusterValue("IPU_CLUSTER_REAL_NODE"));
+  Json node = getJson("node", TestCluster::get().value("IPU_CLUSTER_REAL_NODE"));
   ASSERT_FALSE(node.is_null());
   EXPECT_EQ(node["metadata"]["labels"].value("ipu-operator.dev/real-node", ""), "true");
   bool tainted = false;
@@ -250,7 +241,7 @@ TEST_F(RealNodeTest, NodeIsReadyLabelledAndTainted) {
   for (const auto& address : node["status"]["addresses"]) {
     if (address["type"] == "InternalIP") internalIp = address["address"];
   }
-  EXPECT_EQ(internalIp, clusterValue("IPU_CLUSTER_REAL_NODE_IP"));
+  EXPECT_EQ(internalIp, TestCluster::get().value("IPU_CLUSTER_REAL_NODE_IP"));
   EXPECT_EQ(node["status"]["nodeInfo"].value("containerRuntimeVersion", "").rfind("containerd://", 0), 0u);
 }
 

@@ -17,7 +17,8 @@ std::string envFileValue(const std::string& path, const std::string& name) {
   while (std::getline(file, line)) {
     if (line.rfind(name + "=", 0) == 0) return line.substr(name.size() + 1);
   }
-  throw std::runtime_error(path + " has no " + name);
+  throw std::runtime_error(path + " has no " + name +
+                           " (the real node's values are there only with --real-node)");
 }
 
 // DNS-1123 label: lower-case test name, a random suffix, at most 63 characters.
@@ -38,6 +39,10 @@ std::string namespaceFor(const ::testing::TestInfo& test) {
 
 }  // namespace
 
+std::string TestCluster::value(const std::string& name) const {
+  return envFileValue(dir_ + "/cluster.env", name);
+}
+
 const TestCluster& TestCluster::get() {
   static const TestCluster cluster = [] {
     const char* dir = std::getenv("IPU_TEST_CLUSTER_DIR");
@@ -46,9 +51,9 @@ const TestCluster& TestCluster::get() {
     }
     TestCluster c;
     c.dir_ = dir;
-    c.kubeconfig_ = envFileValue(c.dir_ + "/cluster.env", "KUBECONFIG");
-    c.binDir_ = envFileValue(c.dir_ + "/cluster.env", "IPU_CLUSTER_BIN_DIR");
-    c.etcd_ = envFileValue(c.dir_ + "/cluster.env", "IPU_CLUSTER_ETCD");
+    c.kubeconfig_ = c.value("KUBECONFIG");
+    c.binDir_ = c.value("IPU_CLUSTER_BIN_DIR");
+    c.etcd_ = c.value("IPU_CLUSTER_ETCD");
     return c;
   }();
   return cluster;
@@ -65,7 +70,8 @@ void TestCluster::installIpuJobCrd() const {
   if (!applied.ok()) throw std::runtime_error("kubectl apply of the IPUJob CRD: " + applied.describe());
   auto established =
       kubectl({"wait", "--for", "condition=established", "crd/ipujobs.graphcore.ai", "--timeout", "60s"});
-  if (!established.ok()) throw std::runtime_error("the IPUJob CRD was not established: " + established.describe());
+  if (!established.ok())
+    throw std::runtime_error("the IPUJob CRD was not established: " + established.describe());
   // Established can precede discovery of the new resource by a moment.
   if (!eventually([&] { return kubectl({"get", "ipujobs", "-A"}).ok(); }, std::chrono::seconds(30))) {
     throw std::runtime_error("ipujobs are not served 30 s after the CRD was established");
@@ -81,7 +87,8 @@ RunResult TestCluster::etcdctl(const std::vector<std::string>& args) const {
 void TestCluster::compactEtcd() const {
   auto status = etcdctl({"endpoint", "status", "--write-out", "json"});
   if (!status.ok()) throw std::runtime_error("etcdctl endpoint status: " + status.describe());
-  auto revision = nlohmann::json::parse(status.out).at(0).at("Status").at("header").at("revision").get<int64_t>();
+  auto revision =
+      nlohmann::json::parse(status.out).at(0).at("Status").at("header").at("revision").get<int64_t>();
   auto compacted = etcdctl({"compact", std::to_string(revision)});
   if (!compacted.ok()) throw std::runtime_error("etcdctl compact: " + compacted.describe());
 }
@@ -89,7 +96,8 @@ void TestCluster::compactEtcd() const {
 void TestCluster::controlComponent(const std::string& command, const std::string& component) const {
   auto done = run({IPU_SOURCE_DIR "/tools/cluster.sh", command, component, "--dir", dir_},
                   RunOptions{.timeout = std::chrono::seconds(180)});
-  if (!done.ok()) throw std::runtime_error("cluster.sh " + command + " " + component + ": " + done.describe());
+  if (!done.ok())
+    throw std::runtime_error("cluster.sh " + command + " " + component + ": " + done.describe());
 }
 
 RunResult TestCluster::kubectl(const std::vector<std::string>& args, const RunOptions& options) const {
@@ -101,8 +109,11 @@ void ClusterTest::SetUp() {
   auto created = cluster().kubectl({"create", "namespace", namespace_});
   ASSERT_TRUE(created.ok()) << created.describe();
   // Pods need the namespace's default service account, which the controller-manager creates.
-  ASSERT_TRUE(eventually([&] { return kubectl({"get", "serviceaccount", "default"}).ok(); },
-                         std::chrono::seconds(30)))
+  ASSERT_TRUE(eventually(
+      [&] {
+        return kubectl({"get", "serviceaccount", "default"}).ok();
+      },
+      std::chrono::seconds(30)))
       << "no default service account in " << namespace_;
 }
 

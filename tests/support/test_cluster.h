@@ -1,13 +1,12 @@
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "eventually.h"
 #include "subprocess.h"
@@ -24,6 +23,9 @@ class TestCluster {
   const std::string& dir() const { return dir_; }
   const std::string& kubeconfig() const { return kubeconfig_; }
   const std::string& binDir() const { return binDir_; }
+  // A value from <dir>/cluster.env (IPU_CLUSTER_REAL_NODE, IPU_CLUSTER_IMAGE_BUSYBOX, …); throws when it has
+  // none.
+  std::string value(const std::string& name) const;
   // Compacts etcd's history up to its current revision: watches from older resourceVersions then get
   // 410 Gone (for resources the API server does not cache, such as podtemplates in this cluster).
   void compactEtcd() const;
@@ -31,7 +33,8 @@ class TestCluster {
   void installIpuJobCrd() const;
   // etcdctl against this cluster's etcd.
   RunResult etcdctl(const std::vector<std::string>& args) const;
-  // tools/cluster.sh <command> <component> for this cluster (stop, start, restart); fails the caller on error.
+  // tools/cluster.sh <command> <component> for this cluster (stop, start, restart); fails the caller on
+  // error.
   void controlComponent(const std::string& command, const std::string& component) const;
   // kubectl with this cluster's kubeconfig.
   RunResult kubectl(const std::vector<std::string>& args, const RunOptions& options = {}) const;

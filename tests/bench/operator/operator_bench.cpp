@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "free_port.h"
 #include "kube/cpprest_transport.h"
 #include "kube/rest_client.h"
 #include "sim_process.h"
@@ -53,19 +54,6 @@ Json oneIpuJob(const std::string& name) {
            {{"ipusPerJobInstance", "1"},
             {"workers",
              {{"template", {{"spec", {{"containers", {{{"name", "main"}, {"image", "train:1"}}}}}}}}}}}}};
-}
-
-// A loopback port nobody listens on now.
-int freePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  check(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0, "bind");
-  socklen_t length = sizeof(address);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
 }
 
 // The value of an unlabelled sample in Prometheus text, or -1.
@@ -104,7 +92,7 @@ int main(int argc, char** argv) try {
   vipuOptions.endpoint = sim->endpoint();
   auto vipu = ipu::vipu::VipuClient::create(vipuOptions);
   check(vipu.ok(), "vipu client");
-  const std::string metricsAddress = "127.0.0.1:" + std::to_string(freePort());
+  const std::string metricsAddress = "127.0.0.1:" + std::to_string(ipu::testing::freeLoopbackPort());
   ipu::testing::BackgroundProcess op({IPU_OPERATOR_BINARY, "--kubeconfig", cluster.kubeconfig(),
                                       "--vipu-controller", "pod64=" + sim->endpoint(), "--leader-elect=false",
                                       "--workers", "4", "--qps", "500", "--burst", "1000",

@@ -12,18 +12,8 @@ class ControllersTest : public OperatorTest {
   void SetUp() override {
     OperatorTest::SetUp();
     if (HasFatalFailure()) return;
-    std::string failure;
-    fs::create_directories(directory_ + "/pod16");
-    sim16_ = vipu::testing::SimProcess::start(
-        directory_ + "/pod16", {"--pod", "pod16", "--state-file", directory_ + "/pod16-state.json"}, 0,
-        failure);
-    ASSERT_NE(sim16_, nullptr) << failure;
-    vipu::ClientOptions options;
-    options.name = "pod16";
-    options.endpoint = sim16_->endpoint();
-    auto client = vipu::VipuClient::create(options);
-    ASSERT_TRUE(client.ok());
-    vipu16_ = std::move(*client);
+    startVipuSim("pod16", {}, sim16_, vipu16_);
+    if (HasFatalFailure()) return;
     // One host of the test cluster joins the POD16.
     ASSERT_TRUE(
         kubectl({"label", "node", kNode, "ipu.graphcore.ai/vipu-controller=pod16", "--overwrite"}).ok());

@@ -98,19 +98,28 @@ class OperatorTest : public ClusterTest {
     directory_ = fs::temp_directory_path() / ("ipu-operator-test-" + ns());
     fs::remove_all(directory_);
     fs::create_directories(directory_);
-    std::string failure;
-    sim_ = vipu::testing::SimProcess::start(
-        directory_,
-        {"--pod", "pod64", "--state-file", directory_ + "/state.json", "--activation-delay-ms", "200"}, 0,
-        failure);
-    ASSERT_NE(sim_, nullptr) << failure;
-    vipu::ClientOptions options;
-    options.name = "pod64";
-    options.endpoint = sim_->endpoint();
-    auto client = vipu::VipuClient::create(options);
-    ASSERT_TRUE(client.ok()) << client.error().message;
-    vipu_ = std::move(*client);
+    startVipuSim("pod64", {"--activation-delay-ms", "200"}, sim_, vipu_);
+    if (HasFatalFailure()) return;
     if (startsOperatorInSetUp()) startOperator();
+  }
+
+  // A vipu-sim of `pod` (also the controller's name) in its own directory under the test's, and a client.
+  void startVipuSim(const std::string& pod, const std::vector<std::string>& extraArgs,
+                    std::unique_ptr<vipu::testing::SimProcess>& sim,
+                    std::unique_ptr<vipu::VipuClient>& client) {
+    const std::string directory = directory_ + "/" + pod;
+    fs::create_directories(directory);
+    std::vector<std::string> args{"--pod", pod, "--state-file", directory + "/state.json"};
+    args.insert(args.end(), extraArgs.begin(), extraArgs.end());
+    std::string failure;
+    sim = vipu::testing::SimProcess::start(directory, args, 0, failure);
+    ASSERT_NE(sim, nullptr) << failure;
+    vipu::ClientOptions options;
+    options.name = pod;
+    options.endpoint = sim->endpoint();
+    auto created = vipu::VipuClient::create(options);
+    ASSERT_TRUE(created.ok()) << created.error().message;
+    client = std::move(*created);
   }
 
   // Tests that start the operator with their own flags say so: stopping a process that has only just been

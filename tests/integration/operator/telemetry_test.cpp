@@ -3,23 +3,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "free_port.h"
 #include "operator_fixture.h"
 
 namespace ipu::testing {
 namespace {
-
-// A loopback port nobody listens on now (the kernel's pick for an ephemeral bind).
-int freePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  socklen_t length = sizeof(address);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
 
 class TelemetryTest : public OperatorTest {
  protected:
@@ -27,8 +15,8 @@ class TelemetryTest : public OperatorTest {
 };
 
 TEST_F(TelemetryTest, MetricsAndProbesReportTheJobs) {
-  const std::string metrics = "127.0.0.1:" + std::to_string(freePort());
-  const std::string probes = "127.0.0.1:" + std::to_string(freePort());
+  const std::string metrics = "127.0.0.1:" + std::to_string(freeLoopbackPort());
+  const std::string probes = "127.0.0.1:" + std::to_string(freeLoopbackPort());
   startOperator({"--metrics-bind-address", metrics, "--health-probe-bind-address", probes});
   const auto get = [](const std::string& url) { return run({"curl", "-sS", "-w", "\n%{http_code}", url}); };
 

@@ -14,9 +14,8 @@
 #include <cpprest/http_client.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
+
+#include "free_port.h"
 
 namespace ipu::metrics {
 namespace {
@@ -28,23 +27,9 @@ using web::http::methods;
 using web::http::client::http_client;
 using web::http::client::http_client_config;
 
-// A port nothing listens on right now: bind to port 0, read what the kernel chose, close. Another process
-// could take it before the server does, so startOnFreePort() retries.
-std::uint16_t freeLoopbackPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  EXPECT_GE(fd, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof address;
-  const bool found = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-                     getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-  close(fd);
-  EXPECT_TRUE(found);
-  return ntohs(address.sin_port);
-}
+using ipu::testing::freeLoopbackPort;
 
+// Another process could take a free port before the server does: retry.
 std::unique_ptr<HttpEndpoints> startOnFreePort(const Endpoints& endpoints) {
   for (int attempt = 0; attempt < 5; ++attempt) {
     auto server =
