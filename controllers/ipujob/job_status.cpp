@@ -1,5 +1,6 @@
 #include "ipujob/job_status.h"
 
+#include "api/ipujob_status.h"
 #include "common/json_access.h"
 
 namespace ipu::controllers {
@@ -26,36 +27,11 @@ std::vector<Json> heldPartitions(const Json& job) {
 }
 
 Json setCondition(const Json& conditions, const Condition& condition, const std::string& now) {
-  Json result = Json::array();
-  const std::string status = condition.status ? "True" : "False";
-  bool found = false;
-  if (conditions.is_array()) {
-    for (const Json& existing : conditions) {
-      if (existing.value("type", "") != condition.type) {
-        result.push_back(existing);
-        continue;
-      }
-      found = true;
-      Json updated = {
-          {"type", condition.type},
-          {"status", status},
-          {"reason", condition.reason},
-          {"message", condition.message},
-          {"observedGeneration", condition.observedGeneration},
-          {"lastTransitionTime",
-           existing.value("status", "") == status ? existing.value("lastTransitionTime", now) : now}};
-      result.push_back(std::move(updated));
-    }
-  }
-  if (!found) {
-    result.push_back({{"type", condition.type},
-                      {"status", status},
-                      {"reason", condition.reason},
-                      {"message", condition.message},
-                      {"observedGeneration", condition.observedGeneration},
-                      {"lastTransitionTime", now}});
-  }
-  return result;
+  api::IpuJobStatus status = api::parseIpuJobStatus({{"conditions", conditions}});
+  status.setCondition({condition.type, condition.status ? "True" : "False", condition.reason,
+                       condition.message, condition.observedGeneration, ""},
+                      now);
+  return api::toJson(status)["conditions"];
 }
 
 Json conditionsForPhase(const Json& conditions, const std::string& phase, const std::string& reason,

@@ -1,0 +1,165 @@
+#include "api/ipujob_status.h"
+
+#include <utility>
+
+#include "common/json_access.h"
+
+namespace ipu::api {
+namespace {
+
+template <typename T>
+std::optional<T> optionalNumber(const Json& object, const char* name) {
+  const Json& value = member(object, name);
+  if (!value.is_number_integer()) return std::nullopt;
+  return value.get<T>();
+}
+
+std::optional<std::string> optionalString(const Json& object, const char* name) {
+  const Json& value = member(object, name);
+  if (!value.is_string()) return std::nullopt;
+  return value.get<std::string>();
+}
+
+Condition parseCondition(const Json& json) {
+  return {stringMember(json, "type"),
+          stringMember(json, "status"),
+          stringMember(json, "reason"),
+          stringMember(json, "message"),
+          optionalNumber<int64_t>(json, "observedGeneration").value_or(0),
+          stringMember(json, "lastTransitionTime")};
+}
+
+PartitionRecord parsePartition(const Json& json) {
+  return {stringMember(json, "id"),
+          optionalNumber<int>(json, "instance").value_or(0),
+          optionalNumber<int>(json, "size").value_or(0),
+          stringMember(json, "controller"),
+          stringMember(json, "ipus"),
+          stringMember(json, "state")};
+}
+
+template <typename T>
+void putOptional(Json& out, const char* name, const std::optional<T>& value) {
+  if (value) out[name] = *value;
+}
+
+void putNonEmpty(Json& out, const char* name, const std::string& value) {
+  if (!value.empty()) out[name] = value;
+}
+
+}  // namespace
+
+bool PartitionRecord::held() const {
+  return state != "Released";
+}
+
+std::vector<PartitionRecord> IpuJobStatus::heldPartitions() const {
+  std::vector<PartitionRecord> held;
+  for (const auto& partition : partitions) {
+    if (partition.held()) held.push_back(partition);
+  }
+  return held;
+}
+
+const Condition* IpuJobStatus::condition(const std::string& type) const {
+  for (const auto& existing : conditions) {
+    if (existing.type == type) return &existing;
+  }
+  return nullptr;
+}
+
+void IpuJobStatus::setCondition(Condition condition, const std::string& now) {
+  for (auto& existing : conditions) {
+    if (existing.type != condition.type) continue;
+    condition.lastTransitionTime = existing.status == condition.status && !existing.lastTransitionTime.empty()
+                                       ? existing.lastTransitionTime
+                                       : now;
+    existing = std::move(condition);
+    return;
+  }
+  condition.lastTransitionTime = now;
+  conditions.push_back(std::move(condition));
+}
+
+IpuJobStatus parseIpuJobStatus(const Json& status) {
+  IpuJobStatus parsed;
+  parsed.phase = stringMember(status, "phase");
+  parsed.launcherStatus = stringMember(status, "launcherStatus");
+  parsed.lastMessage = stringMember(status, "lastMessage");
+  parsed.currentReplicas = optionalNumber<int>(status, "currentReplicas");
+  parsed.desiredReplicas = optionalNumber<int>(status, "desiredReplicas");
+  parsed.currentInstances = optionalNumber<int>(status, "currentInstances");
+  parsed.restartCount = optionalNumber<int>(status, "restartCount");
+  parsed.queuePosition = optionalNumber<int>(status, "queuePosition");
+  parsed.startTime = optionalString(status, "startTime");
+  parsed.completionTime = optionalString(status, "completionTime");
+  parsed.observedGeneration = optionalNumber<int64_t>(status, "observedGeneration");
+  parsed.selector = optionalString(status, "selector");
+  if (const Json& conditions = member(status, "conditions"); conditions.is_array()) {
+    for (const Json& condition : conditions) {
+      if (condition.is_object()) parsed.conditions.push_back(parseCondition(condition));
+    }
+  }
+  if (const Json& partitions = member(status, "partitions"); partitions.is_array()) {
+    for (const Json& partition : partitions) {
+      if (partition.is_object()) parsed.partitions.push_back(parsePartition(partition));
+    }
+  }
+  return parsed;
+}
+
+Json toJson(const IpuJobStatus& status) {
+  Json out = Json::object();
+  putNonEmpty(out, "phase", status.phase);
+  putNonEmpty(out, "launcherStatus", status.launcherStatus);
+  putNonEmpty(out, "lastMessage", status.lastMessage);
+  putOptional(out, "currentReplicas", status.currentReplicas);
+  putOptional(out, "desiredReplicas", status.desiredReplicas);
+  putOptional(out, "currentInstances", status.currentInstances);
+  putOptional(out, "restartCount", status.restartCount);
+  putOptional(out, "queuePosition", status.queuePosition);
+  putOptional(out, "startTime", status.startTime);
+  putOptional(out, "completionTime", status.completionTime);
+  putOptional(out, "observedGeneration", status.observedGeneration);
+  putOptional(out, "selector", status.selector);
+  if (!status.conditions.empty()) {
+    Json conditions = Json::array();
+    for (const auto& c : status.conditions) {
+      conditions.push_back({{"type", c.type},
+                            {"status", c.status},
+                            {"reason", c.reason},
+                            {"message", c.message},
+                            {"observedGeneration", c.observedGeneration},
+                            {"lastTransitionTime", c.lastTransitionTime}});
+    }
+    out["conditions"] = std::move(conditions);
+  }
+  if (!status.partitions.empty()) {
+    Json partitions = Json::array();
+    for (const auto& p : status.partitions) {
+      partitions.push_back({{"id", p.id},
+                            {"instance", p.instance},
+                            {"size", p.size},
+                            {"controller", p.controller},
+                            {"ipus", p.ipus},
+                            {"state", p.state}});
+    }
+    out["partitions"] = std::move(partitions);
+  }
+  return out;
+}
+
+Json statusPatch(const IpuJobStatus& from, const IpuJobStatus& to) {
+  const Json before = toJson(from);
+  const Json after = toJson(to);
+  Json patch = Json::object();
+  for (const auto& [name, value] : after.items()) {
+    if (!before.contains(name) || before[name] != value) patch[name] = value;
+  }
+  for (const auto& [name, value] : before.items()) {
+    if (!after.contains(name)) patch[name] = nullptr;
+  }
+  return patch;
+}
+
+}  // namespace ipu::api

@@ -1,0 +1,78 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ipu::api {
+
+using Json = nlohmann::json;
+
+// One metav1.Condition.
+struct Condition {
+  std::string type;
+  std::string status;  // "True", "False" or "Unknown"
+  std::string reason;
+  std::string message;
+  int64_t observedGeneration = 0;
+  std::string lastTransitionTime;  // RFC 3339
+
+  bool isTrue() const { return status == "True"; }
+  bool operator==(const Condition&) const = default;
+};
+
+// One entry of status.partitions: a job instance's V-IPU partition, recorded (Planned) before it is created.
+struct PartitionRecord {
+  std::string id;
+  int instance = 0;
+  int size = 0;
+  std::string controller;
+  std::string ipus;   // where its IPUs are, for people ("ild0:0-3")
+  std::string state;  // Planned, Active or Released
+
+  bool held() const;  // every state but Released
+  bool operator==(const PartitionRecord&) const = default;
+};
+
+// IPUJob.status as the operator keeps it: Graphcore's fields (launcherStatus, currentReplicas, ...) and ours.
+// Optional fields are absent from the JSON when unset; a status written by an older version reads field by
+// field, and fields this version does not know are never touched (statusPatch only names fields it changes).
+struct IpuJobStatus {
+  std::string phase;  // "" before the first write
+  std::string launcherStatus;
+  std::string lastMessage;
+  std::optional<int> currentReplicas;
+  std::optional<int> desiredReplicas;
+  std::optional<int> currentInstances;
+  std::optional<int> restartCount;
+  std::optional<int> queuePosition;
+  std::optional<std::string> startTime;
+  std::optional<std::string> completionTime;
+  std::optional<int64_t> observedGeneration;
+  std::optional<std::string> selector;
+  std::vector<Condition> conditions;
+  std::vector<PartitionRecord> partitions;
+
+  // The recorded partitions not yet released.
+  std::vector<PartitionRecord> heldPartitions() const;
+  const Condition* condition(const std::string& type) const;
+  // Sets the condition of its type; lastTransitionTime changes only when its status flips, so a repeated
+  // reconcile writes the same array.
+  void setCondition(Condition condition, const std::string& now);
+
+  bool operator==(const IpuJobStatus&) const = default;
+};
+
+// Reads `status` as the API server returns it (null or absent: the empty status). Lenient by design: status
+// is the operator's own, but a field of the wrong type (an older version, a hand edit) reads as absent rather
+// than failing the job.
+IpuJobStatus parseIpuJobStatus(const Json& status);
+Json toJson(const IpuJobStatus& status);
+// The JSON merge patch of status that turns `from` into `to`: changed fields with their new value, fields
+// `to` no longer has as null, nothing else. {} when they are equal.
+Json statusPatch(const IpuJobStatus& from, const IpuJobStatus& to);
+
+}  // namespace ipu::api

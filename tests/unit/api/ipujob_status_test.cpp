@@ -1,0 +1,101 @@
+// IpuJobStatus: reading what the API server returns (including statuses written by the previous layout and
+// malformed fields), writing it back, conditions, and the merge patch between two statuses.
+#include "api/ipujob_status.h"
+
+#include <gtest/gtest.h>
+
+namespace ipu::api {
+namespace {
+
+// A status as the previous operator version wrote it for a running job.
+const char* kRunningStatus = R"({
+  "phase": "Running", "launcherStatus": "Running", "lastMessage": "All worker pods are running",
+  "currentReplicas": 1, "desiredReplicas": 1, "currentInstances": 1, "restartCount": 0,
+  "startTime": "2026-11-23T10:00:00Z", "observedGeneration": 1, "selector": "graphcore.ai/ipujob=bert",
+  "conditions": [
+    {"type": "Admitted", "status": "True", "reason": "Running", "message": "All worker pods are running",
+     "observedGeneration": 1, "lastTransitionTime": "2026-11-23T10:00:00Z"},
+    {"type": "Ready", "status": "True", "reason": "Running", "message": "All worker pods are running",
+     "observedGeneration": 1, "lastTransitionTime": "2026-11-23T10:00:02Z"}],
+  "partitions": [{"id": "k8s_ml_bert_0", "instance": 0, "size": 4, "controller": "pod64", "ipus": "ild0:0-3",
+                  "state": "Active"}]})";
+
+TEST(IpuJobStatus, ThePreviousLayoutReadsAndWritesBackUnchanged) {
+  const Json written = Json::parse(kRunningStatus);
+  const IpuJobStatus status = parseIpuJobStatus(written);
+  EXPECT_EQ(status.phase, "Running");
+  EXPECT_EQ(status.currentReplicas, 1);
+  EXPECT_EQ(status.queuePosition, std::nullopt);
+  ASSERT_EQ(status.partitions.size(), 1u);
+  EXPECT_EQ(status.partitions[0].id, "k8s_ml_bert_0");
+  EXPECT_TRUE(status.partitions[0].held());
+  ASSERT_NE(status.condition("Ready"), nullptr);
+  EXPECT_TRUE(status.condition("Ready")->isTrue());
+  EXPECT_EQ(toJson(status), written);
+  EXPECT_EQ(statusPatch(status, status), Json::object());
+}
+
+TEST(IpuJobStatus, NullAndMalformedFieldsReadAsAbsent) {
+  EXPECT_EQ(parseIpuJobStatus(nullptr), IpuJobStatus{});
+  EXPECT_EQ(parseIpuJobStatus(Json("text")), IpuJobStatus{});
+  const IpuJobStatus status = parseIpuJobStatus(Json::parse(R"({
+    "phase": 3, "currentReplicas": "two", "startTime": 5, "conditions": "none",
+    "partitions": [42, {"id": "p", "size": "big"}]})"));
+  EXPECT_EQ(status.phase, "");
+  EXPECT_EQ(status.currentReplicas, std::nullopt);
+  EXPECT_EQ(status.startTime, std::nullopt);
+  EXPECT_TRUE(status.conditions.empty());
+  ASSERT_EQ(status.partitions.size(), 1u);
+  EXPECT_EQ(status.partitions[0].id, "p");
+  EXPECT_EQ(status.partitions[0].size, 0);
+}
+
+TEST(IpuJobStatus, HeldPartitionsLeaveOutReleasedOnes) {
+  IpuJobStatus status;
+  status.partitions = {{"a", 0, 4, "pod64", "", "Active"},
+                       {"b", 1, 4, "pod64", "", "Released"},
+                       {"c", 2, 4, "pod64", "", "Planned"}};
+  const auto held = status.heldPartitions();
+  ASSERT_EQ(held.size(), 2u);
+  EXPECT_EQ(held[0].id, "a");
+  EXPECT_EQ(held[1].id, "c");
+}
+
+TEST(IpuJobStatus, AConditionKeepsItsTransitionTimeUntilItFlips) {
+  IpuJobStatus status;
+  status.setCondition({"Ready", "False", "PodsStarting", "waiting", 1, ""}, "t1");
+  status.setCondition({"Ready", "False", "PodsStarting", "still waiting", 1, ""}, "t2");
+  ASSERT_EQ(status.conditions.size(), 1u);
+  EXPECT_EQ(status.conditions[0].lastTransitionTime, "t1");
+  EXPECT_EQ(status.conditions[0].message, "still waiting");
+  status.setCondition({"Ready", "True", "Running", "running", 1, ""}, "t3");
+  EXPECT_EQ(status.conditions[0].lastTransitionTime, "t3");
+  status.setCondition({"Admitted", "True", "Running", "running", 1, ""}, "t4");
+  EXPECT_EQ(status.conditions.size(), 2u);
+}
+
+TEST(IpuJobStatus, ThePatchNamesOnlyWhatChangedAndNullsWhatWent) {
+  const IpuJobStatus before = parseIpuJobStatus(Json::parse(kRunningStatus));
+  IpuJobStatus after = before;
+  after.phase = "Succeeded";
+  after.completionTime = "2026-11-23T11:00:00Z";
+  after.startTime.reset();
+  after.partitions[0].state = "Released";
+  const Json patch = statusPatch(before, after);
+  EXPECT_EQ(patch, Json::parse(R"({
+    "phase": "Succeeded", "completionTime": "2026-11-23T11:00:00Z", "startTime": null,
+    "partitions": [{"id": "k8s_ml_bert_0", "instance": 0, "size": 4, "controller": "pod64", "ipus": "ild0:0-3",
+                    "state": "Released"}]})"));
+}
+
+TEST(IpuJobStatus, FieldsThisVersionDoesNotKnowAreNeverPatched) {
+  Json written = Json::parse(kRunningStatus);
+  written["aFieldFromANewerVersion"] = {{"x", 1}};
+  const IpuJobStatus before = parseIpuJobStatus(written);
+  IpuJobStatus after = before;
+  after.lastMessage = "changed";
+  EXPECT_EQ(statusPatch(before, after), Json::parse(R"({"lastMessage": "changed"})"));
+}
+
+}  // namespace
+}  // namespace ipu::api
