@@ -29,12 +29,6 @@ bool holdsPartitions(const Json& job) {
   return !heldPartitions(job).empty();
 }
 
-bool hasFinalizer(const Json& job) {
-  const Json& finalizers = member(member(job, "metadata"), "finalizers");
-  return finalizers.is_array() &&
-         std::find(finalizers.begin(), finalizers.end(), Json(kCleanupFinalizer)) != finalizers.end();
-}
-
 // The reason of the job's Failed condition ("" when it has none).
 std::string failureReason(const Json& job) {
   const Json& conditions = member(member(job, "status"), "conditions");
@@ -140,16 +134,25 @@ IpuJobReconciler::IpuJobReconciler(kube::RestClient& client, const kube::Store& 
       admitter_(admitter),
       events_(events),
       clock_(clock),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      finalizer_(client, ipuJobResource(), kCleanupFinalizer) {}
 
-Result<Action> IpuJobReconciler::reconcile(const std::string& ns, const std::string& name) {
-  const kube::ObjectPtr cached = jobs_.get(ns, name);
-  if (!cached) return Action{};  // deleted, and the finalizer has already run
-  const Json& job = *cached;
+Result<Action> IpuJobReconciler::reconcile(const kube::ObjectPtr& job) {
+  return finalizer_.run(
+      *job, [this](const Json& current) { return apply(current); },
+      [this](const Json& current) { return cleanup(current); });
+}
 
-  if (!member(member(job, "metadata"), "deletionTimestamp").is_null()) return finalize(job);
-  if (auto status = ensureFinalizer(job); !status) return status.error();
+ctrl::Retry IpuJobReconciler::onError(const kube::ObjectPtr& job, const Error& error) {
+  const ctrl::Retry retry = ctrl::defaultRetry(error);
+  if (retry == ctrl::Retry::kAfterChange && error.code != ErrorCode::kCancelled) {
+    events_.record(kube::referenceTo(*job), kube::EventType::kWarning, "ReconcileError",
+                   "Retrying cannot fix this error; the job waits for a change: " + error.toString());
+  }
+  return retry;
+}
 
+Result<Action> IpuJobReconciler::apply(const Json& job) {
   const std::string phase = phaseOf(job);
   if (isTerminalPhase(phase)) {
     const auto generation = job["metadata"].value("generation", int64_t{0});
@@ -177,40 +180,10 @@ Result<Action> IpuJobReconciler::reconcile(const std::string& ns, const std::str
   return runJob(job, *parsed);
 }
 
-Result<Action> IpuJobReconciler::finalize(const Json& job) {
-  if (!hasFinalizer(job)) return Action{};
+Result<Action> IpuJobReconciler::cleanup(const Json& job) {
   if (auto status = removeRecordedPartitions(job); !status) return status.error();
-  const Json& finalizers = job["metadata"]["finalizers"];
-  Json remaining = Json::array();
-  for (const Json& finalizer : finalizers) {
-    if (finalizer != kCleanupFinalizer) remaining.push_back(finalizer);
-  }
-  // The test op makes this a compare-and-swap: another controller's finalizer edit is never lost.
-  const Json patch =
-      Json::array({{{"op", "test"}, {"path", "/metadata/finalizers"}, {"value", finalizers}},
-                   {{"op", "replace"}, {"path", "/metadata/finalizers"}, {"value", remaining}}});
-  auto patched = client_.patch(ipuJobResource(), job["metadata"].value("namespace", ""),
-                               job["metadata"].value("name", ""), kube::PatchType::kJson, patch);
-  if (!patched && !isNotFound(patched.error())) return patched.error();
   log::info("released the partitions of a deleted IPUJob", {{"job", kube::objectKey(job)}});
-  wakeWaitingJobs();
-  return Action{};
-}
-
-Status IpuJobReconciler::ensureFinalizer(const Json& job) {
-  if (hasFinalizer(job)) return {};
-  const Json& metadata = job["metadata"];
-  Json finalizers = member(metadata, "finalizers").is_array() ? metadata["finalizers"] : Json::array();
-  finalizers.push_back(kCleanupFinalizer);
-  // Conditional on the version we read, so a concurrent edit of the finalizers is never overwritten.
-  const Json patch = Json::array({{{"op", "test"},
-                                   {"path", "/metadata/resourceVersion"},
-                                   {"value", metadata.value("resourceVersion", "")}},
-                                  {{"op", "add"}, {"path", "/metadata/finalizers"}, {"value", finalizers}}});
-  auto patched = client_.patch(ipuJobResource(), metadata.value("namespace", ""), metadata.value("name", ""),
-                               kube::PatchType::kJson, patch);
-  if (!patched) return patched.error();
-  return {};
+  return Action::awaitChange();
 }
 
 Result<Action> IpuJobReconciler::readmit(const Json& job) {
@@ -267,7 +240,6 @@ Result<Action> IpuJobReconciler::finished(const Json& job) {
     if (auto status = removeRecordedPartitions(job); !status) return status.error();
     if (auto status = patchStatus(job, {{"partitions", releasedPartitions(job)}}); !status)
       return status.error();
-    wakeWaitingJobs();
   }
 
   // Workers still running (the others of a failed job) go first: they would hold nothing but a dead
@@ -304,14 +276,12 @@ Result<Action> IpuJobReconciler::finished(const Json& job) {
 
 Result<Action> IpuJobReconciler::suspend(const Json& job, const api::IpuJob& parsed) {
   if (auto status = deletePods(pods_.listOwnedBy(parsed.identity.uid)); !status) return status.error();
-  const bool held = holdsPartitions(job);
   if (auto status = removeRecordedPartitions(job); !status) return status.error();
   if (auto status = setPhase(job, kPhaseSuspended, "Suspended", "The job is suspended",
                              {{"partitions", Json::array()}, {"currentReplicas", 0}, {"startTime", nullptr}});
       !status) {
     return status.error();
   }
-  if (held) wakeWaitingJobs();
   return Action{};
 }
 
@@ -349,10 +319,7 @@ Result<Action> IpuJobReconciler::admit(const Json& job, const api::IpuJob& parse
     return acted.error();
   }
   if (!*acted) return Action{std::chrono::seconds(1)};  // the cache is behind a change; its event follows
-  if (kind == AdmissionDecision::Kind::kAdmit) {
-    wakeWaitingJobs();  // the queue moved up
-    return Action{options_.activationPoll};
-  }
+  if (kind == AdmissionDecision::Kind::kAdmit) return Action{options_.activationPoll};
   if (kind == AdmissionDecision::Kind::kWait) return Action{options_.queuedRetry};
   return Action{};
 }
@@ -389,10 +356,26 @@ Status IpuJobReconciler::recordAdmission(const Json& job, const api::IpuJob& par
     return status;
   }
   failpoint("ipujob/after-admission-recorded");
+  warnIfLauncherNotRun(job, parsed.spec);
   if (options_.hooks.admitted) options_.hooks.admitted(secondsSince(job, "creationTimestamp", now));
   std::vector<const Json*> partitions;
   for (const Json& partition : recorded) partitions.push_back(&partition);
   return createPartitions(job, *target, partitions, planner, decision.placements);
+}
+
+void IpuJobReconciler::warnIfLauncherNotRun(const Json& job, const api::IpuJobSpec& spec) {
+  // Parsed but not acted on: say so loudly rather than let the job look as if its launcher ran.
+  std::string what;
+  if (!spec.launcherCommand.empty()) what = "launcher.command is set";
+  if (spec.workersPerJobInstance > 1) {
+    what += (what.empty() ? "" : " and ") + std::string("workersPerJobInstance is ") +
+            std::to_string(spec.workersPerJobInstance);
+  }
+  if (what.empty()) return;
+  events_.record(kube::referenceTo(job), kube::EventType::kWarning, "LauncherNotRun",
+                 what +
+                     ", but this operator version does not run a launcher yet: each worker pod runs its own "
+                     "container command, and no process starts the instance across its worker pods");
 }
 
 Status IpuJobReconciler::createPartitions(const Json& job, const VipuTarget& target,
@@ -674,10 +657,6 @@ Status IpuJobReconciler::setPhase(const Json& job, const std::string& phase, con
     log::info("IPUJob phase changed", {{"job", kube::objectKey(job)}, {"phase", phase}, {"reason", reason}});
   }
   return {};
-}
-
-void IpuJobReconciler::wakeWaitingJobs() const {
-  if (options_.hooks.wakeWaitingJobs) options_.hooks.wakeWaitingJobs();
 }
 
 }  // namespace ipu::controllers

@@ -10,6 +10,8 @@
 #include "api/ipujob.h"
 #include "common/clock.h"
 #include "common/result.h"
+#include "ctrl/finalizer.h"
+#include "ctrl/reconciler.h"
 #include "ipujob/admitter.h"
 #include "ipujob/restart_policy.h"
 #include "ipujob/vipu_controllers.h"
@@ -30,8 +32,6 @@ inline kube::ResourceRef ipuJobResource() {
 
 // What the reconciler tells the rest of the process about (all optional).
 struct ReconcilerHooks {
-  // Capacity was freed or taken: waiting jobs should run an admission pass (and update their position).
-  std::function<void()> wakeWaitingJobs;
   // Seconds from creation to admission, and from creation to every worker running (first attempt only).
   std::function<void(double)> admitted;
   std::function<void(double)> running;
@@ -47,10 +47,7 @@ struct ReconcilerOptions {
   ReconcilerHooks hooks;
 };
 
-// What the caller (the controller) should do after a successful reconcile.
-struct Action {
-  std::optional<Clock::Duration> requeueAfter;
-};
+using ctrl::Action;
 
 // Drives one IPUJob towards its spec: admission by capacity and queue order, partitions (ids recorded in
 // status before they are created), headless Service, worker pods, restarts by restartPolicy, deadline,
@@ -59,23 +56,28 @@ struct Action {
 // new process picks up where a killed one stopped. Decisions that must happen once (admission, a restart) are
 // written with the job's resourceVersion as a precondition, so a stale cache can never make them twice. Safe
 // to call concurrently for different jobs.
-class IpuJobReconciler {
+class IpuJobReconciler final : public ctrl::Reconciler {
  public:
   IpuJobReconciler(kube::RestClient& client, const kube::Store& jobs, const kube::Store& pods,
                    VipuControllers& controllers, Admitter& admitter, kube::EventRecorder& events,
                    Clock& clock = Clock::real(), ReconcilerOptions options = {});
 
-  Result<Action> reconcile(const std::string& ns, const std::string& name);
+  Result<Action> reconcile(const kube::ObjectPtr& job) override;
+  const std::string& partitionIdPrefix() const { return options_.partitionIdPrefix; }
+  // Terminal errors (retrying cannot help) are told to the user as a Warning Event before the job waits for
+  // a change.
+  ctrl::Retry onError(const kube::ObjectPtr& job, const Error& error) override;
 
  private:
-  Result<Action> finalize(const Json& job);
-  Status ensureFinalizer(const Json& job);
+  Result<Action> apply(const Json& job);
+  Result<Action> cleanup(const Json& job);
   Result<Action> readmit(const Json& job);
   Result<Action> finished(const Json& job);
   Result<Action> suspend(const Json& job, const api::IpuJob& parsed);
   Result<Action> admit(const Json& job, const api::IpuJob& parsed);
   Status recordAdmission(const Json& job, const api::IpuJob& parsed, const AdmissionDecision& decision,
                          const vipu::PartitionPlanner& planner);
+  void warnIfLauncherNotRun(const Json& job, const api::IpuJobSpec& spec);
   Result<Action> runJob(const Json& job, const api::IpuJob& parsed);
   Result<Action> restart(const Json& job, const api::IpuJob& parsed, const VipuTarget& target,
                          const std::vector<kube::ObjectPtr>& stalePods);
@@ -91,7 +93,6 @@ class IpuJobReconciler {
   // only if the job is still the version read (409 Conflict otherwise).
   Status setPhase(const Json& job, const std::string& phase, const std::string& reason,
                   const std::string& message, Json extra = Json::object(), bool conditional = false);
-  void wakeWaitingJobs() const;
 
   kube::RestClient& client_;
   const kube::Store& jobs_;
@@ -101,6 +102,7 @@ class IpuJobReconciler {
   kube::EventRecorder& events_;
   Clock& clock_;
   ReconcilerOptions options_;
+  ctrl::Finalizer finalizer_;
 };
 
 }  // namespace ipu::controllers

@@ -6,6 +6,14 @@
 #include "kube/store.h"
 
 namespace ipu::ctrl {
+namespace {
+
+std::string apiGroupOf(const std::string& apiVersion) {
+  const auto slash = apiVersion.find('/');
+  return slash == std::string::npos ? "" : apiVersion.substr(0, slash);
+}
+
+}  // namespace
 
 std::pair<std::string, std::string> splitKey(const std::string& key) {
   const auto slash = key.find('/');
@@ -13,42 +21,62 @@ std::pair<std::string, std::string> splitKey(const std::string& key) {
   return {key.substr(0, slash), key.substr(slash + 1)};
 }
 
-Controller::Controller(std::string name, Reconcile reconcile, int workers, Clock& clock)
-    : name_(std::move(name)), reconcile_(std::move(reconcile)), workers_(workers), queue_(clock) {}
+std::optional<std::string> controllerOwnerKey(const Json& child, const OwnerKind& owner) {
+  if (!child.is_object()) return std::nullopt;
+  const auto metadata = child.find("metadata");
+  if (metadata == child.end() || !metadata->is_object()) return std::nullopt;
+  const auto references = metadata->find("ownerReferences");
+  if (references == metadata->end() || !references->is_array()) return std::nullopt;
+  for (const Json& reference : *references) {
+    if (!reference.is_object() || reference.value("controller", false) != true) continue;
+    if (reference.value("kind", "") != owner.kind) return std::nullopt;
+    if (apiGroupOf(reference.value("apiVersion", "")) != owner.apiGroup) return std::nullopt;
+    const std::string name = reference.value("name", "");
+    if (name.empty()) return std::nullopt;
+    const std::string ns = metadata->value("namespace", "");
+    return ns.empty() ? name : ns + "/" + name;
+  }
+  return std::nullopt;
+}
+
+Controller::Controller(std::string name, const kube::Store& primary, Reconciler& reconciler,
+                       ControllerOptions options, Clock& clock)
+    : name_(std::move(name)),
+      primary_(primary),
+      reconciler_(reconciler),
+      options_(std::move(options)),
+      clock_(clock),
+      queue_(clock) {}
 
 Controller::~Controller() {
   stop();
 }
 
-void Controller::watchPrimary(kube::Informer& informer) {
-  watchRelated(informer,
-               [](const Json& object) -> std::optional<std::string> { return kube::objectKey(object); });
-}
-
-void Controller::watchRelated(kube::Informer& informer, KeyMapper mapper) {
-  informers_.push_back(&informer);
-  auto enqueue = [this, mapper = std::move(mapper)](const kube::ObjectPtr& object) {
-    if (!object) return;
-    if (auto key = mapper(*object)) queue_.add(*key);
-  };
-  informer.addHandlers(kube::EventHandlers{
-      .onAdd = enqueue,
-      .onUpdate = [enqueue](const kube::ObjectPtr&, const kube::ObjectPtr& current) { enqueue(current); },
-      .onDelete = enqueue,
+void Controller::watchPrimary(kube::Informer& primary) {
+  watch(primary, [](const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
+    return std::vector<std::string>{kube::objectKey(current ? *current : *old)};
   });
 }
 
-bool Controller::start(std::chrono::milliseconds syncTimeout) {
-  for (kube::Informer* informer : informers_) {
-    if (!informer->waitForSync(syncTimeout)) {
-      log::error("informer cache did not sync",
-                 {{"controller", name_}, {"resource", informer->resource().resource}});
-      return false;
-    }
-  }
-  pool_ = std::make_unique<WorkerPool>(queue_, workers_, [this](const std::string& key) { process(key); });
-  log::info("controller started", {{"controller", name_}, {"workers", std::to_string(workers_)}});
-  return true;
+void Controller::watch(kube::Informer& informer, KeysFor keysFor) {
+  informers_.push_back(&informer);
+  auto enqueue = [this, keysFor = std::move(keysFor)](const kube::ObjectPtr& old,
+                                                      const kube::ObjectPtr& current) {
+    if (!old && !current) return;
+    for (const std::string& key : keysFor(old, current)) queue_.add(key);
+  };
+  informer.addHandlers(kube::EventHandlers{
+      .onAdd = [enqueue](const kube::ObjectPtr& added) { enqueue(nullptr, added); },
+      .onUpdate = enqueue,
+      .onDelete = [enqueue](const kube::ObjectPtr& deleted) { enqueue(deleted, nullptr); },
+  });
+}
+
+void Controller::start() {
+  if (pool_) return;
+  pool_ = std::make_unique<WorkerPool>(queue_, options_.workers,
+                                       [this](const std::string& key) { process(key); });
+  log::info("controller started", {{"controller", name_}, {"workers", std::to_string(options_.workers)}});
 }
 
 void Controller::stop() {
@@ -60,16 +88,34 @@ void Controller::stop() {
 }
 
 void Controller::process(const std::string& key) {
-  const auto [ns, name] = splitKey(key);
-  auto result = reconcile_(ns, name);
-  if (!result) {
-    log::warning("reconcile failed; retrying with backoff",
-                 {{"controller", name_}, {"key", key}, {"error", result.error().toString()}});
-    queue_.addRateLimited(key);
+  const kube::ObjectPtr object = primary_.get(key);
+  if (!object) {
+    queue_.forget(key);  // deleted: nothing is left to drive
     return;
   }
-  queue_.forget(key);
-  if (const auto& after = *result) queue_.addAfter(key, *after);
+  const auto started = clock_.now();
+  auto result = reconciler_.reconcile(object);
+  if (options_.observer) {
+    options_.observer(result.ok(), std::chrono::duration<double>(clock_.now() - started).count());
+  }
+  if (result) {
+    queue_.forget(key);
+    if (const auto& after = result->requeueAfter) queue_.addAfter(key, *after);
+    return;
+  }
+  const Error& error = result.error();
+  switch (reconciler_.onError(object, error)) {
+    case Retry::kWithBackoff:
+      log::warning("reconcile failed; retrying with backoff",
+                   {{"controller", name_}, {"key", key}, {"error", error.toString()}});
+      queue_.addRateLimited(key);
+      return;
+    case Retry::kAfterChange:
+      log::warning("reconcile failed with an error retrying cannot fix; waiting for a change",
+                   {{"controller", name_}, {"key", key}, {"error", error.toString()}});
+      queue_.forget(key);
+      return;
+  }
 }
 
 }  // namespace ipu::ctrl

@@ -7,13 +7,16 @@
 
 namespace ipu::ctrl {
 
-WorkerPool::WorkerPool(WorkQueue& queue, int workers, Process process) : queue_(queue), process_(std::move(process)) {
+WorkerPool::WorkerPool(WorkQueue& queue, int workers, Process process)
+    : queue_(queue), process_(std::move(process)) {
   if (workers < 1) throw std::invalid_argument("WorkerPool needs at least one worker");
   threads_.reserve(static_cast<size_t>(workers));
   for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
 }
 
-WorkerPool::~WorkerPool() { stop(); }
+WorkerPool::~WorkerPool() {
+  stop();
+}
 
 void WorkerPool::stop() {
   queue_.shutDownWithDrain();
@@ -27,7 +30,8 @@ void WorkerPool::work() {
     try {
       process_(*key);
     } catch (const std::exception& e) {
-      log::error("worker caught an exception; retrying the key with backoff", {{"key", *key}, {"error", e.what()}});
+      log::error("worker caught an exception; retrying the key with backoff",
+                 {{"key", *key}, {"error", e.what()}});
       queue_.addRateLimited(*key);
     } catch (...) {
       log::error("worker caught an unknown exception; retrying the key with backoff", {{"key", *key}});

@@ -1,5 +1,6 @@
-// After the job: cleanPodPolicy, ttlSecondsAfterFinished; during it: activeDeadlineSeconds; and a job that
-// could never run admitted again once its spec is fixed.
+// After the job: cleanPodPolicy, ttlSecondsAfterFinished; during it: activeDeadlineSeconds; a job that could
+// never run admitted again once its spec is fixed; no write conflicts for jobs nobody else touches; a
+// launcher that is not run yet said so.
 #include "operator_fixture.h"
 
 namespace ipu::testing {
@@ -66,6 +67,28 @@ TEST_F(LifecycleTest, AnUnschedulableJobRunsOnceItsSpecIsFixed) {
   EXPECT_TRUE(reachesPhase(job, "Running"));
   const auto reasons = eventReasons(job);
   EXPECT_NE(std::find(reasons.begin(), reasons.end(), "SpecChanged"), reasons.end());
+}
+
+TEST_F(LifecycleTest, JobsNobodyElseTouchesCostNoWriteConflict) {
+  // Every decision is written conditionally on the version read; with the finalizer added in a pass of its
+  // own, no write of a job's life is based on a version the operator itself made stale.
+  std::vector<std::string> jobs;
+  for (int i = 0; i < 3; ++i) jobs.push_back(createJob(manifestExitingWith(0, "", "1s")));
+  for (const std::string& job : jobs) ASSERT_TRUE(reachesPhase(job, "Succeeded"));
+  const std::string log = operatorLog_ + operator_->stderrText();
+  EXPECT_EQ(log.find("Conflict"), std::string::npos) << log;
+}
+
+TEST_F(LifecycleTest, ALauncherThatIsNotRunYetIsAWarningEvent) {
+  const std::string job = createJob(
+      manifestWith(kFourIpuManifest, "", "  launcher:\n    command: [poprun, python3, train.py]\n"));
+  ASSERT_TRUE(reachesPhase(job, "Running"));
+  EXPECT_TRUE(eventually(
+      [&] {
+        const auto reasons = eventReasons(job);
+        return std::find(reasons.begin(), reasons.end(), "LauncherNotRun") != reasons.end();
+      },
+      30s));
 }
 
 }  // namespace

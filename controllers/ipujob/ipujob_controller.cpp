@@ -1,0 +1,73 @@
+#include "ipujob/ipujob_controller.h"
+
+#include <set>
+#include <utility>
+
+#include "common/log.h"
+#include "ipujob/job_status.h"
+#include "ipujob/orphan_partitions.h"
+#include "ipujob/worker_pod.h"
+
+namespace ipu::controllers {
+namespace {
+
+std::set<std::string> heldIds(const kube::ObjectPtr& job) {
+  std::set<std::string> ids;
+  if (!job) return ids;
+  for (const Json& partition : heldPartitions(*job)) ids.insert(partition.value("id", ""));
+  return ids;
+}
+
+}  // namespace
+
+std::vector<std::string> waitingJobsToWake(const kube::Store& jobs, const kube::ObjectPtr& old,
+                                           const kube::ObjectPtr& current) {
+  const bool capacityChanged = heldIds(old) != heldIds(current);
+  const bool leftQueue = old && waitsForAdmission(*old) && (!current || !waitsForAdmission(*current));
+  std::vector<std::string> keys;
+  if (!capacityChanged && !leftQueue) return keys;
+  const std::string self = kube::objectKey(current ? *current : *old);
+  for (const kube::ObjectPtr& job : jobs.list()) {
+    if (waitsForAdmission(*job) && kube::objectKey(*job) != self) keys.push_back(kube::objectKey(*job));
+  }
+  return keys;
+}
+
+IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu, kube::EventRecorder& events,
+                                   IpuJobControllerConfig config)
+    : jobs_(manager.informer(ipuJobResource())),
+      // Only pods with the job label are cached (the operator's own); they map to jobs by ownerReference.
+      pods_(manager.informer(kube::ResourceRef::pods(), kube::WatcherConfig{.labelSelector = kJobNameLabel})),
+      admitter_(vipu, jobs_.store(), config.queueingStrategy, std::move(config.admissionPassObserved)),
+      reconciler_(manager.client(), jobs_.store(), pods_.store(), vipu, admitter_, events, manager.clock(),
+                  std::move(config.reconciler)) {
+  const kube::Store& jobs = jobs_.store();
+  controller_ =
+      &manager.controller("ipujob")
+           .forResource(ipuJobResource(), {api::kGroup, api::kKind})
+           .owns(kube::ResourceRef::pods(), kube::WatcherConfig{.labelSelector = kJobNameLabel})
+           .watches(ipuJobResource(),
+                    [&jobs](const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
+                      return waitingJobsToWake(jobs, old, current);
+                    })
+           .withOptions({.workers = config.workers, .observer = std::move(config.reconcileObserved)})
+           .complete(reconciler_);
+  const std::string prefix = reconciler_.partitionIdPrefix();
+  manager.add("orphan partition sweep", ctrl::RunnableGroup::kWarmup,
+              [&vipu, &jobs, prefix](std::stop_token) {
+                for (const auto& target : vipu.targets()) {
+                  if (auto removed = removeOrphanPartitions(prefix, *target.api, jobs); !removed) {
+                    log::warning("could not clean up orphaned partitions",
+                                 {{"controller", target.name}, {"error", removed.error().toString()}});
+                  }
+                }
+              });
+}
+
+std::unique_ptr<IpuJobController> IpuJobController::setup(ctrl::Manager& manager, VipuControllers& vipu,
+                                                          kube::EventRecorder& events,
+                                                          IpuJobControllerConfig config) {
+  return std::make_unique<IpuJobController>(manager, vipu, events, std::move(config));
+}
+
+}  // namespace ipu::controllers

@@ -1,0 +1,55 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "ctrl/manager.h"
+#include "ipujob/admitter.h"
+#include "ipujob/ipujob_reconciler.h"
+#include "ipujob/vipu_controllers.h"
+#include "kube/event_recorder.h"
+
+namespace ipu::controllers {
+
+struct IpuJobControllerConfig {
+  ReconcilerOptions reconciler;
+  QueueingStrategy queueingStrategy = QueueingStrategy::kBestEffortFifo;
+  int workers = 2;
+  ctrl::ReconcileObserver reconcileObserved;          // metrics; may be empty
+  std::function<void(double)> admissionPassObserved;  // seconds per admission pass; may be empty
+};
+
+// The IPUJob controller and what it owns: its caches, the admitter and the reconciler. setup() registers it
+// with the manager:
+//   For      IPUJobs;
+//   Owns     worker pods (by their controller ownerReference);
+//   Watches  IPUJobs again: when a job takes or gives back IPUs (its held partitions change) or leaves the
+//            queue, every waiting job is queued, to be admitted or to learn its new position;
+//   warm-up  the orphan sweep on every V-IPU controller, after the caches synced and before any reconcile
+//            (partitions a killed process created that no IPUJob records).
+class IpuJobController {
+ public:
+  static std::unique_ptr<IpuJobController> setup(ctrl::Manager& manager, VipuControllers& vipu,
+                                                 kube::EventRecorder& events, IpuJobControllerConfig config);
+
+  const kube::Store& jobs() const { return jobs_.store(); }
+  bool synced() const { return jobs_.hasSynced() && pods_.hasSynced(); }
+  ctrl::Controller& controller() { return *controller_; }
+
+  IpuJobController(ctrl::Manager& manager, VipuControllers& vipu, kube::EventRecorder& events,
+                   IpuJobControllerConfig config);
+
+ private:
+  kube::Informer& jobs_;
+  kube::Informer& pods_;
+  Admitter admitter_;
+  IpuJobReconciler reconciler_;
+  ctrl::Controller* controller_ = nullptr;
+};
+
+// The waiting jobs to queue after a change of one IPUJob (old null: created; current null: deleted): all of
+// them when the change gave back or took IPUs or removed a job from the queue, none otherwise.
+std::vector<std::string> waitingJobsToWake(const kube::Store& jobs, const kube::ObjectPtr& old,
+                                           const kube::ObjectPtr& current);
+
+}  // namespace ipu::controllers

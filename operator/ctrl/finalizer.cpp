@@ -1,0 +1,91 @@
+#include "ctrl/finalizer.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace ipu::ctrl {
+namespace {
+
+const Json& metadataOf(const Json& object) {
+  static const Json empty = Json::object();
+  const auto metadata = object.find("metadata");
+  return metadata != object.end() && metadata->is_object() ? *metadata : empty;
+}
+
+Json finalizersOf(const Json& object) {
+  const Json& metadata = metadataOf(object);
+  const auto finalizers = metadata.find("finalizers");
+  return finalizers != metadata.end() && finalizers->is_array() ? *finalizers : Json::array();
+}
+
+bool beingDeleted(const Json& object) {
+  const Json& metadata = metadataOf(object);
+  const auto deletion = metadata.find("deletionTimestamp");
+  return deletion != metadata.end() && !deletion->is_null();
+}
+
+}  // namespace
+
+Finalizer::Finalizer(kube::RestClient& client, kube::ResourceRef resource, std::string name)
+    : client_(client), resource_(std::move(resource)), name_(std::move(name)) {}
+
+bool Finalizer::isSetOn(const Json& object) const {
+  const Json finalizers = finalizersOf(object);
+  return std::find(finalizers.begin(), finalizers.end(), Json(name_)) != finalizers.end();
+}
+
+Result<Action> Finalizer::run(const Json& object, const Step& apply, const Step& cleanup) const {
+  const bool set = isSetOn(object);
+  if (beingDeleted(object)) {
+    if (!set) return Action::awaitChange();
+    auto cleaned = cleanup(object);
+    if (!cleaned) return cleaned;
+    if (auto removed = remove(object); !removed) return removed.error();
+    return Action::awaitChange();
+  }
+  if (!set) {
+    if (auto added = add(object); !added) return added.error();
+    return Action::awaitChange();
+  }
+  return apply(object);
+}
+
+Status Finalizer::add(const Json& object) const {
+  const Json& metadata = metadataOf(object);
+  const bool hasList = metadata.contains("finalizers") && metadata["finalizers"].is_array();
+  // `test` on the list as read (or on its absence through the resourceVersion): a concurrent change of the
+  // finalizers fails the patch (422) instead of being overwritten, and the next pass sees the new list.
+  Json patch = Json::array();
+  if (hasList) {
+    patch.push_back({{"op", "test"}, {"path", "/metadata/finalizers"}, {"value", metadata["finalizers"]}});
+    patch.push_back({{"op", "add"}, {"path", "/metadata/finalizers/-"}, {"value", name_}});
+  } else {
+    patch.push_back({{"op", "test"},
+                     {"path", "/metadata/resourceVersion"},
+                     {"value", metadata.value("resourceVersion", "")}});
+    patch.push_back({{"op", "add"}, {"path", "/metadata/finalizers"}, {"value", Json::array({name_})}});
+  }
+  auto patched = client_.patch(resource_, metadata.value("namespace", ""), metadata.value("name", ""),
+                               kube::PatchType::kJson, patch);
+  if (!patched) return patched.error();
+  return {};
+}
+
+Status Finalizer::remove(const Json& object) const {
+  const Json& metadata = metadataOf(object);
+  const Json finalizers = finalizersOf(object);
+  Json remaining = Json::array();
+  for (const Json& finalizer : finalizers) {
+    if (finalizer != name_) remaining.push_back(finalizer);
+  }
+  const Json patch =
+      Json::array({{{"op", "test"}, {"path", "/metadata/finalizers"}, {"value", finalizers}},
+                   {{"op", "replace"}, {"path", "/metadata/finalizers"}, {"value", remaining}}});
+  auto patched = client_.patch(resource_, metadata.value("namespace", ""), metadata.value("name", ""),
+                               kube::PatchType::kJson, patch);
+  // Already gone: the last finalizer went and the object with it; cleanup is done either way.
+  if (!patched && patched.error().code != ErrorCode::kNotFound) return patched.error();
+  return {};
+}
+
+}  // namespace ipu::ctrl

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "common/result.h"
+#include "ctrl/action.h"
+#include "kube/resource.h"
+#include "kube/rest_client.h"
+
+namespace ipu::ctrl {
+
+using Json = nlohmann::json;
+
+// kube-rs's finalizer() flow for one finalizer name, with JSON-patch `test` guards so that a concurrent edit
+// of the finalizers (another controller's) is never overwritten:
+//  - alive, finalizer missing: adds it and ends the pass (awaitChange). There is no point applying with
+//    the object as read: the patch changes it, and its watch event starts the next pass with the new version
+//    (going on would make the pass's first conditional write fail with 409 Conflict).
+//  - alive, finalizer present: apply(object).
+//  - being deleted, finalizer present: cleanup(object); only when it succeeds is the finalizer removed. A
+//    failed cleanup keeps the finalizer, and the error goes to the controller's error policy.
+//  - being deleted, finalizer absent: nothing to do (someone else's finalizer holds the object).
+// Both apply and cleanup must be idempotent: either may run again after a crash.
+class Finalizer {
+ public:
+  using Step = std::function<Result<Action>(const Json& object)>;
+
+  Finalizer(kube::RestClient& client, kube::ResourceRef resource, std::string name);
+
+  Result<Action> run(const Json& object, const Step& apply, const Step& cleanup) const;
+
+  const std::string& name() const { return name_; }
+  bool isSetOn(const Json& object) const;
+
+ private:
+  Status add(const Json& object) const;
+  Status remove(const Json& object) const;
+
+  kube::RestClient& client_;
+  kube::ResourceRef resource_;
+  std::string name_;
+};
+
+}  // namespace ipu::ctrl

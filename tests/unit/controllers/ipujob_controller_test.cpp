@@ -1,0 +1,68 @@
+// Which waiting jobs a change of one IPUJob wakes: all of them when IPUs were taken or given back or a job
+// left the queue; none for changes that move no capacity (a running job's pod counts).
+#include "ipujob/ipujob_controller.h"
+
+#include <gtest/gtest.h>
+
+namespace ipu::controllers {
+namespace {
+
+Json job(const std::string& name, Json status = Json::object()) {
+  return {{"metadata", {{"namespace", "ml"}, {"name", name}, {"uid", "uid-" + name}}},
+          {"spec", {{"ipusPerJobInstance", "4"}}},
+          {"status", std::move(status)}};
+}
+
+Json holding(const std::string& id, const std::string& state = "Active") {
+  return {{"phase", "Running"}, {"partitions", Json::array({{{"id", id}, {"size", 4}, {"state", state}}})}};
+}
+
+kube::ObjectPtr ptr(Json object) {
+  return std::make_shared<const Json>(std::move(object));
+}
+
+class WakeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_.apply({kube::WatcherEvent::Kind::kInit, nullptr});
+    store_.apply({kube::WatcherEvent::Kind::kInitApply, job("waiting-a", {{"phase", "Queued"}})});
+    store_.apply({kube::WatcherEvent::Kind::kInitApply, job("waiting-b")});
+    store_.apply({kube::WatcherEvent::Kind::kInitApply, job("running", holding("p0"))});
+    store_.apply({kube::WatcherEvent::Kind::kInitDone, nullptr});
+  }
+  kube::Store store_;
+};
+
+const std::vector<std::string> kBothWaiting = {"ml/waiting-a", "ml/waiting-b"};
+
+TEST_F(WakeTest, ReleasedPartitionsWakeEveryWaitingJob) {
+  EXPECT_EQ(waitingJobsToWake(store_, ptr(job("running", holding("p0"))),
+                              ptr(job("running", holding("p0", "Released")))),
+            kBothWaiting);
+}
+
+TEST_F(WakeTest, ADeletedJobThatHeldIpusWakesThem) {
+  EXPECT_EQ(waitingJobsToWake(store_, ptr(job("gone", holding("p1"))), nullptr), kBothWaiting);
+}
+
+TEST_F(WakeTest, AnAdmissionMovesTheOthersUp) {
+  EXPECT_EQ(waitingJobsToWake(store_, ptr(job("waiting-a", {{"phase", "Queued"}})),
+                              ptr(job("waiting-a", holding("p2", "Planned")))),
+            std::vector<std::string>{"ml/waiting-b"});
+}
+
+TEST_F(WakeTest, AWaitingJobLeavingTheQueueMovesTheOthersUp) {
+  EXPECT_EQ(waitingJobsToWake(store_, ptr(job("waiting-a", {{"phase", "Queued"}})), nullptr),
+            std::vector<std::string>{"ml/waiting-b"});
+}
+
+TEST_F(WakeTest, ChangesThatMoveNoCapacityWakeNobody) {
+  Json before = holding("p0");
+  Json after = holding("p0");
+  after["currentReplicas"] = 1;
+  EXPECT_TRUE(waitingJobsToWake(store_, ptr(job("running", before)), ptr(job("running", after))).empty());
+  EXPECT_TRUE(waitingJobsToWake(store_, nullptr, ptr(job("new"))).empty());
+}
+
+}  // namespace
+}  // namespace ipu::controllers
