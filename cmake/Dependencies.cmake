@@ -6,6 +6,8 @@ find_package(yaml-cpp REQUIRED)
 find_package(cpprestsdk REQUIRED)
 find_package(Protobuf REQUIRED)
 find_package(gRPC CONFIG REQUIRED)
+# Metrics: prometheus-cpp's core library only (prometheus-cpp::core); /metrics is served by our own endpoint.
+find_package(prometheus-cpp CONFIG REQUIRED)
 if(IPU_BUILD_TESTS)
   find_package(GTest REQUIRED)
   include(GoogleTest)

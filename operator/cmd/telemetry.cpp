@@ -11,30 +11,47 @@ namespace {
 
 using Json = nlohmann::json;
 
+// client_golang's DefBuckets, in seconds: .005 … 10, sized for network calls.
+prometheus::Histogram::BucketBoundaries defaultBuckets() {
+  return {.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10};
+}
+
 // From seconds to hours: admission waits for capacity, and a job can queue for a long time.
-std::vector<double> waitBuckets() {
+prometheus::Histogram::BucketBoundaries waitBuckets() {
   return {1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400};
+}
+
+// An unlabelled histogram, served (at zero) from the start.
+prometheus::Histogram& histogram(prometheus::Registry& registry, const std::string& name,
+                                 const std::string& help, prometheus::Histogram::BucketBoundaries buckets) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(registry).Add({}, std::move(buckets));
 }
 
 }  // namespace
 
 Telemetry::Telemetry()
-    : reconciles_(
-          registry_.counter("ipu_operator_reconcile_total", "IPUJob reconciles by result.", {"result"})),
-      reconcileDuration_(registry_.histogram("ipu_operator_reconcile_duration_seconds",
-                                             "Time one IPUJob reconcile took.", metrics::defaultBuckets())),
-      timeToAdmit_(registry_.histogram("ipu_operator_time_to_admit_seconds",
-                                       "From an IPUJob's creation to its admission (partitions planned).",
-                                       waitBuckets())),
-      timeToRunning_(registry_.histogram("ipu_operator_time_to_running_seconds",
-                                         "From an IPUJob's creation to all its worker pods running.",
-                                         waitBuckets())),
-      admissionPass_(
-          registry_.histogram("ipu_operator_admission_pass_duration_seconds",
-                              "Time one admission pass took (the whole queue planned against V-IPU).",
-                              metrics::defaultBuckets())),
-      leader_(registry_.gauge("ipu_operator_leader", "1 while this replica runs the controller.")) {
-  registry_.gaugeCallback("ipu_operator_ipujobs", "IPUJobs by phase.", {"phase"}, [this] {
+    : reconciles_(prometheus::BuildCounter()
+                      .Name("ipu_operator_reconcile_total")
+                      .Help("IPUJob reconciles by result.")
+                      .Register(registry_)),
+      reconcileDuration_(histogram(registry_, "ipu_operator_reconcile_duration_seconds",
+                                   "Time one IPUJob reconcile took.", defaultBuckets())),
+      timeToAdmit_(histogram(registry_, "ipu_operator_time_to_admit_seconds",
+                             "From an IPUJob's creation to its admission (partitions planned).",
+                             waitBuckets())),
+      timeToRunning_(histogram(registry_, "ipu_operator_time_to_running_seconds",
+                               "From an IPUJob's creation to all its worker pods running.", waitBuckets())),
+      admissionPass_(histogram(registry_, "ipu_operator_admission_pass_duration_seconds",
+                               "Time one admission pass took (the whole queue planned against V-IPU).",
+                               defaultBuckets())),
+      leader_(prometheus::BuildGauge()
+                  .Name("ipu_operator_leader")
+                  .Help("1 while this replica runs the controller.")
+                  .Register(registry_)
+                  .Add({})) {
+  // Counted from the caches at each scrape (see ScrapeGauges for why): a standby replica, which has no
+  // cache attached, serves none of them.
+  scrapeGauges_.add("ipu_operator_ipujobs", "IPUJobs by phase.", {"phase"}, [this] {
     metrics::GaugeSamples samples;
     std::lock_guard lock(mutex_);
     if (sources_.jobs == nullptr) return samples;
@@ -52,23 +69,22 @@ Telemetry::Telemetry()
     for (const auto& [phase, count] : byPhase) samples.push_back({{phase}, count});
     return samples;
   });
-  registry_.gaugeCallback("ipu_operator_ipus_held",
-                          "IPUs in partitions that IPUJobs hold, by V-IPU controller.", {"controller"},
-                          [this] {
-                            metrics::GaugeSamples samples;
-                            std::lock_guard lock(mutex_);
-                            if (sources_.jobs == nullptr) return samples;
-                            std::map<std::string, double> byController;
-                            for (const auto& job : sources_.jobs->list()) {
-                              for (const Json& partition : controllers::heldPartitions(*job)) {
-                                byController[partition.value("controller", "")] += partition.value("size", 0);
-                              }
-                            }
-                            for (const auto& [controller, ipus] : byController)
-                              samples.push_back({{controller}, ipus});
-                            return samples;
-                          });
-  registry_.gaugeCallback("ipu_operator_waiting_jobs", "IPUJobs waiting for admission.", {}, [this] {
+  scrapeGauges_.add("ipu_operator_ipus_held", "IPUs in partitions that IPUJobs hold, by V-IPU controller.",
+                    {"controller"}, [this] {
+                      metrics::GaugeSamples samples;
+                      std::lock_guard lock(mutex_);
+                      if (sources_.jobs == nullptr) return samples;
+                      std::map<std::string, double> byController;
+                      for (const auto& job : sources_.jobs->list()) {
+                        for (const Json& partition : controllers::heldPartitions(*job)) {
+                          byController[partition.value("controller", "")] += partition.value("size", 0);
+                        }
+                      }
+                      for (const auto& [controller, ipus] : byController)
+                        samples.push_back({{controller}, ipus});
+                      return samples;
+                    });
+  scrapeGauges_.add("ipu_operator_waiting_jobs", "IPUJobs waiting for admission.", {}, [this] {
     metrics::GaugeSamples samples;
     std::lock_guard lock(mutex_);
     if (sources_.jobs == nullptr) return samples;
@@ -77,12 +93,14 @@ Telemetry::Telemetry()
     samples.push_back({{}, waiting});
     return samples;
   });
-  registry_.gaugeCallback("ipu_operator_workqueue_depth", "IPUJob keys ready for a worker.", {}, [this] {
+  scrapeGauges_.add("ipu_operator_workqueue_depth", "IPUJob keys ready for a worker.", {}, [this] {
     metrics::GaugeSamples samples;
     std::lock_guard lock(mutex_);
     if (sources_.queueLength) samples.push_back({{}, static_cast<double>(sources_.queueLength())});
     return samples;
   });
+  exposition_.add(registry_);
+  exposition_.add(scrapeGauges_);
 
   healthz_.add("ping", [] { return Status{}; });
   // A standby replica is ready (it can take over at any time); the leader once its caches have synced.
@@ -96,7 +114,7 @@ Telemetry::Telemetry()
 Status Telemetry::serve(const metrics::BindAddress& metricsAddress,
                         const metrics::BindAddress& probeAddress) {
   if (!metricsAddress.disabled) {
-    auto server = metrics::HttpEndpoints::start(metricsAddress, {&registry_, nullptr, nullptr});
+    auto server = metrics::HttpEndpoints::start(metricsAddress, {&exposition_, nullptr, nullptr});
     if (!server) return server.error();
     metricsServer_ = std::move(*server);
   }
@@ -119,24 +137,24 @@ void Telemetry::detach() {
 }
 
 void Telemetry::setLeading(bool leading) {
-  leader_.with().set(leading ? 1 : 0);
+  leader_.Set(leading ? 1 : 0);
 }
 
 void Telemetry::reconciled(bool ok, double seconds) {
-  reconciles_.with({ok ? "success" : "error"}).inc();
-  reconcileDuration_.with().observe(seconds);
+  reconciles_.Add({{"result", ok ? "success" : "error"}}).Increment();
+  reconcileDuration_.Observe(seconds);
 }
 
 void Telemetry::admitted(double secondsSinceCreation) {
-  if (secondsSinceCreation >= 0) timeToAdmit_.with().observe(secondsSinceCreation);
+  if (secondsSinceCreation >= 0) timeToAdmit_.Observe(secondsSinceCreation);
 }
 
 void Telemetry::running(double secondsSinceCreation) {
-  if (secondsSinceCreation >= 0) timeToRunning_.with().observe(secondsSinceCreation);
+  if (secondsSinceCreation >= 0) timeToRunning_.Observe(secondsSinceCreation);
 }
 
 void Telemetry::admissionPass(double seconds) {
-  admissionPass_.with().observe(seconds);
+  admissionPass_.Observe(seconds);
 }
 
 }  // namespace ipu::cmd

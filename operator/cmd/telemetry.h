@@ -5,12 +5,19 @@
 #include <mutex>
 #include <string>
 
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
 #include "common/result.h"
 #include "kube/store.h"
 #include "metrics/bind_address.h"
+#include "metrics/exposition.h"
 #include "metrics/health_checks.h"
 #include "metrics/http_endpoints.h"
-#include "metrics/metrics_registry.h"
+#include "metrics/scrape_gauges.h"
 
 namespace ipu::cmd {
 
@@ -40,18 +47,21 @@ class Telemetry {
   void running(double secondsSinceCreation);
   void admissionPass(double seconds);
 
-  const metrics::Registry& registry() const { return registry_; }
+  // Everything /metrics serves; render() gives the page.
+  const metrics::Exposition& registry() const { return exposition_; }
 
  private:
-  metrics::Registry registry_;
+  prometheus::Registry registry_;       // what the program updates: counters, histograms, the leader gauge
+  metrics::ScrapeGauges scrapeGauges_;  // what is counted from the caches at each scrape
+  metrics::Exposition exposition_;
   metrics::HealthChecks healthz_{"healthz"};
   metrics::HealthChecks readyz_{"readyz"};
-  metrics::CounterFamily& reconciles_;
-  metrics::HistogramFamily& reconcileDuration_;
-  metrics::HistogramFamily& timeToAdmit_;
-  metrics::HistogramFamily& timeToRunning_;
-  metrics::HistogramFamily& admissionPass_;
-  metrics::GaugeFamily& leader_;
+  prometheus::Family<prometheus::Counter>& reconciles_;
+  prometheus::Histogram& reconcileDuration_;
+  prometheus::Histogram& timeToAdmit_;
+  prometheus::Histogram& timeToRunning_;
+  prometheus::Histogram& admissionPass_;
+  prometheus::Gauge& leader_;
 
   mutable std::mutex mutex_;
   Sources sources_;

@@ -26,10 +26,10 @@ bool hasQueryKey(std::string_view query, std::string_view name) {
   return false;
 }
 
-HttpReply metricsReply(const Registry& registry) {
+HttpReply metricsReply(const Exposition& metrics) {
   try {
     return HttpReply{
-        .status = 200, .contentType = std::string(kMetricsContentType), .body = registry.render()};
+        .status = 200, .contentType = std::string(kMetricsContentType), .body = metrics.render()};
   } catch (const std::exception& e) {
     log::error("cannot render metrics", {{"error", e.what()}});
     return text(500, std::string("cannot render metrics: ") + e.what() + "\n");

@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "metrics/exposition.h"
 #include "metrics/health_checks.h"
-#include "metrics/metrics_registry.h"
 
 namespace ipu::metrics {
 
@@ -14,7 +14,7 @@ namespace ipu::metrics {
 // /metrics and the probes on separate ports, and each server gets only its share. What is pointed to must
 // outlive the server.
 struct Endpoints {
-  const Registry* metrics = nullptr;      // GET /metrics
+  const Exposition* metrics = nullptr;    // GET /metrics
   const HealthChecks* healthz = nullptr;  // GET /healthz
   const HealthChecks* readyz = nullptr;   // GET /readyz
 };
@@ -31,7 +31,7 @@ inline constexpr std::string_view kMetricsContentType = "text/plain; version=0.0
 // The whole of request handling, apart from HTTP itself (http_endpoints.h), so that it is tested without
 // sockets. `query` is the raw query string, without '?'. An unknown path is 404 whatever the method; a
 // known one asked for with anything but GET is 405 with "Allow: GET". ?verbose on a probe lists every check.
-// A registry that throws while rendering (a gauge callback's bug) is a 500 carrying the message.
+// Metrics that throw while rendering (a scrape gauge's bug) are a 500 carrying the message.
 HttpReply route(const Endpoints& endpoints, std::string_view method, std::string_view path,
                 std::string_view query);
 

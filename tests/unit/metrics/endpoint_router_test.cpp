@@ -7,6 +7,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <prometheus/counter.h>
+#include <prometheus/registry.h>
+
+#include "metrics/scrape_gauges.h"
 
 namespace ipu::metrics {
 namespace {
@@ -17,7 +21,9 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 class EndpointRouterTest : public ::testing::Test {
  protected:
   EndpointRouterTest() {
-    registry_.counter("ipu_up_total", "Up.").with().inc();
+    prometheus::BuildCounter().Name("ipu_up_total").Help("Up.").Register(registry_).Add({}).Increment();
+    metrics_.add(registry_);
+    metrics_.add(gauges_);
     healthz_.add("ping", [] { return Status(); });
     readyz_.add("synced", [this] {
       return synced_ ? Status() : Status(makeError(ErrorCode::kUnavailable, "caches not synced"));
@@ -28,23 +34,25 @@ class EndpointRouterTest : public ::testing::Test {
     return route(endpoints_, "GET", path, query);
   }
 
-  Registry registry_;
+  prometheus::Registry registry_;
+  ScrapeGauges gauges_;
+  Exposition metrics_;
   HealthChecks healthz_{"healthz"};
   HealthChecks readyz_{"readyz"};
   bool synced_ = true;
-  Endpoints endpoints_{.metrics = &registry_, .healthz = &healthz_, .readyz = &readyz_};
+  Endpoints endpoints_{.metrics = &metrics_, .healthz = &healthz_, .readyz = &readyz_};
 };
 
-TEST_F(EndpointRouterTest, MetricsServeTheRenderedRegistry) {
+TEST_F(EndpointRouterTest, MetricsServeTheRenderedExposition) {
   const HttpReply reply = get("/metrics");
   EXPECT_EQ(reply.status, 200);
   EXPECT_EQ(reply.contentType, "text/plain; version=0.0.4; charset=utf-8");
-  EXPECT_EQ(reply.body, registry_.render());
+  EXPECT_EQ(reply.body, metrics_.render());
   EXPECT_THAT(reply.body, HasSubstr("ipu_up_total 1\n"));
 }
 
-TEST_F(EndpointRouterTest, ABrokenCallbackIsA500WithItsMessage) {
-  registry_.gaugeCallback("broken", "Broken.", {"a"}, [] { return GaugeSamples{{{}, 1}}; });
+TEST_F(EndpointRouterTest, ABrokenScrapeGaugeIsA500WithItsMessage) {
+  gauges_.add("broken", "Broken.", {"a"}, [] { return GaugeSamples{{{}, 1}}; });
   const HttpReply reply = get("/metrics");
   EXPECT_EQ(reply.status, 500);
   EXPECT_THAT(reply.body, HasSubstr("metric \"broken\" has 1 label(s)"));
@@ -82,7 +90,7 @@ TEST_F(EndpointRouterTest, EndpointsNotGivenAre404) {
   const Endpoints probesOnly{.healthz = &healthz_, .readyz = &readyz_};
   EXPECT_EQ(route(probesOnly, "GET", "/metrics", "").status, 404);
   EXPECT_EQ(route(probesOnly, "GET", "/healthz", "").status, 200);
-  const Endpoints metricsOnly{.metrics = &registry_};
+  const Endpoints metricsOnly{.metrics = &metrics_};
   EXPECT_EQ(route(metricsOnly, "GET", "/readyz", "").status, 404);
   EXPECT_EQ(route(metricsOnly, "GET", "/metrics", "").status, 200);
 }

@@ -14,8 +14,11 @@
 #include <cpprest/http_client.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <prometheus/counter.h>
+#include <prometheus/registry.h>
 
 #include "free_port.h"
+#include "metrics/scrape_gauges.h"
 
 namespace ipu::metrics {
 namespace {
@@ -64,20 +67,27 @@ Reply request(const std::string& baseUrl, const method& verb, const std::string&
 class HttpEndpointsTest : public ::testing::Test {
  protected:
   HttpEndpointsTest() {
-    registry_.counter("ipu_reconciles_total", "Reconciles.", {"result"}).with({"success"}).inc(3);
-    registry_.gaugeCallback("ipu_jobs", "Jobs by phase.", {"phase"}, [] {
-      return GaugeSamples{{{"Running"}, 2}};
-    });
+    prometheus::BuildCounter()
+        .Name("ipu_reconciles_total")
+        .Help("Reconciles.")
+        .Register(registry_)
+        .Add({{"result", "success"}})
+        .Increment(3);
+    gauges_.add("ipu_jobs", "Jobs by phase.", {"phase"}, [] { return GaugeSamples{{{"Running"}, 2}}; });
+    metrics_.add(registry_);
+    metrics_.add(gauges_);
     healthz_.add("ping", [] { return Status(); });
     readyz_.add("informers-synced", [this] {
       return synced_ ? Status() : Status(makeError(ErrorCode::kUnavailable, "informers not synced"));
     });
-    server_ = startOnFreePort({.metrics = &registry_, .healthz = &healthz_, .readyz = &readyz_});
+    server_ = startOnFreePort({.metrics = &metrics_, .healthz = &healthz_, .readyz = &readyz_});
   }
 
   Reply get(const std::string& pathAndQuery) { return request(server_->url(), methods::GET, pathAndQuery); }
 
-  Registry registry_;
+  prometheus::Registry registry_;
+  ScrapeGauges gauges_;
+  Exposition metrics_;
   HealthChecks healthz_{"healthz"};
   HealthChecks readyz_{"readyz"};
   std::atomic<bool> synced_{true};
@@ -134,7 +144,7 @@ TEST_F(HttpEndpointsTest, UnknownPathsAre404AndOtherMethods405) {
 
 TEST_F(HttpEndpointsTest, ASecondServerOnTheSamePortIsUnavailable) {
   ASSERT_NE(server_, nullptr);
-  const auto second = HttpEndpoints::start(server_->address(), Endpoints{.metrics = &registry_});
+  const auto second = HttpEndpoints::start(server_->address(), Endpoints{.metrics = &metrics_});
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.error().code, ErrorCode::kUnavailable);
   EXPECT_THAT(second.error().message, HasSubstr("cannot listen on 127.0.0.1:"));
@@ -159,9 +169,9 @@ TEST(HttpEndpointsStartTest, APortHeldByAnotherSocketIsUnavailable) {
   ASSERT_EQ(bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
   ASSERT_EQ(listen(holder, 1), 0);
   ASSERT_EQ(getsockname(holder, reinterpret_cast<sockaddr*>(&address), &length), 0);
-  Registry registry;
+  Exposition metrics;
   const auto server = HttpEndpoints::start(BindAddress{.host = "127.0.0.1", .port = ntohs(address.sin_port)},
-                                           {.metrics = &registry});
+                                           {.metrics = &metrics});
   close(holder);
   ASSERT_FALSE(server.ok());
   EXPECT_EQ(server.error().code, ErrorCode::kUnavailable);
@@ -213,11 +223,11 @@ TEST_F(HttpEndpointsTest, DestroyingTheServerStopsListening) {
 }
 
 TEST(HttpEndpointsStartTest, DisabledAndIpv6AddressesAreRefused) {
-  Registry registry;
-  const auto disabled = HttpEndpoints::start(BindAddress{.disabled = true}, Endpoints{.metrics = &registry});
+  Exposition metrics;
+  const auto disabled = HttpEndpoints::start(BindAddress{.disabled = true}, Endpoints{.metrics = &metrics});
   ASSERT_FALSE(disabled.ok());
   EXPECT_EQ(disabled.error().code, ErrorCode::kInvalidArgument);
-  const auto ipv6 = HttpEndpoints::start(*parseBindAddress("[::1]:8081"), Endpoints{.metrics = &registry});
+  const auto ipv6 = HttpEndpoints::start(*parseBindAddress("[::1]:8081"), Endpoints{.metrics = &metrics});
   ASSERT_FALSE(ipv6.ok());
   EXPECT_EQ(ipv6.error().code, ErrorCode::kInvalidArgument);
   EXPECT_THAT(ipv6.error().message, HasSubstr("does not support IPv6"));
