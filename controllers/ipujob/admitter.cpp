@@ -59,41 +59,35 @@ const std::optional<AdmissionRequest>& Admitter::requestFor(const Json& job) {
   return cached.request;
 }
 
-Result<bool> Admitter::admit(const std::string& key, const Act& act) {
-  std::optional<AdmissionDecision> decision;
-  std::shared_ptr<const vipu::PartitionPlanner> planner;
-  {
-    std::lock_guard pass(passMutex_);
-    const auto started = std::chrono::steady_clock::now();
-    auto planned = planPass(key, planner);
-    if (passObserved_)
-      passObserved_(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-    if (!planned) return planned.error();
-    if (!*planned) return false;
-    decision = std::move(**planned);
-    if (decision->kind == AdmissionDecision::Kind::kAdmit) {
-      // Until the caller has created the partitions (and V-IPU lists them), later passes count these IPUs as
-      // taken: the API write and the V-IPU calls happen outside the lock.
-      std::vector<vipu::IpuBlock> blocks;
-      for (const auto& placement : decision->placements) blocks.push_back(placement.block);
-      assumed_[key] = {decision->controller, std::move(blocks)};
-    }
+Result<std::optional<Admission>> Admitter::decide(const std::string& key) {
+  std::lock_guard pass(passMutex_);
+  const auto started = std::chrono::steady_clock::now();
+  auto planned = planPass(key);
+  if (passObserved_)
+    passObserved_(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  if (planned && *planned && (*planned)->decision.kind == AdmissionDecision::Kind::kAdmit) {
+    // Until forget(), later passes count these IPUs as taken: the status write and the V-IPU calls happen
+    // after this pass, outside the lock.
+    inFlight_[key] = **planned;
   }
-  Status acted = act(*decision, planner.get());
-  if (decision->kind == AdmissionDecision::Kind::kAdmit) {
-    // Created: V-IPU lists them now. Not created: the job's status names them (reserved from the cache), or
-    // the write was refused and nothing is held.
-    std::lock_guard pass(passMutex_);
-    assumed_.erase(key);
-  }
-  if (!acted) return acted.error();
-  return true;
+  return planned;
 }
 
-Result<std::optional<AdmissionDecision>> Admitter::planPass(
-    const std::string& key, std::shared_ptr<const vipu::PartitionPlanner>& chosen) {
+std::optional<Admission> Admitter::inFlight(const std::string& key) const {
+  std::lock_guard pass(passMutex_);
+  const auto found = inFlight_.find(key);
+  if (found == inFlight_.end()) return std::nullopt;
+  return found->second;
+}
+
+void Admitter::forget(const std::string& key) {
+  std::lock_guard pass(passMutex_);
+  inFlight_.erase(key);
+}
+
+Result<std::optional<Admission>> Admitter::planPass(const std::string& key) {
   const kube::ObjectPtr self = jobs_.get(key);
-  if (!self || !waitsForAdmission(*self)) return std::optional<AdmissionDecision>();
+  if (!self || !waitsForAdmission(*self) || inFlight_.contains(key)) return std::optional<Admission>();
 
   std::map<std::string, ControllerState> states;
   std::map<std::string, Error> unreachable;
@@ -117,9 +111,9 @@ Result<std::optional<AdmissionDecision>> Admitter::planPass(
     }
     ControllerState state{*planner, {}, std::move(*taken)};
     for (const auto& partition : *partitions) state.partitionIds.insert(partition.id);
-    for (const auto& [job, assumption] : assumed_) {
-      if (assumption.controller != target.name) continue;
-      for (const auto& block : assumption.blocks) state.taken.insert(block);
+    for (const auto& [job, admission] : inFlight_) {
+      if (admission.decision.controller != target.name) continue;
+      for (const auto& placement : admission.decision.placements) state.taken.insert(placement.block);
     }
     states.emplace(target.name, std::move(state));
   }
@@ -130,7 +124,7 @@ Result<std::optional<AdmissionDecision>> Admitter::planPass(
   for (const kube::ObjectPtr& object : jobs_.list()) {
     const Json& job = *object;
     if (!alive(job) || member(member(job, "spec"), "suspend") == Json(true)) continue;
-    if (assumed_.contains(kube::objectKey(job))) continue;  // its IPUs are taken above
+    if (inFlight_.contains(kube::objectKey(job))) continue;  // its IPUs are taken above
     const auto held = heldPartitions(job);
     if (!held.empty()) {
       std::map<std::string, Reservation> missing;
@@ -155,7 +149,7 @@ Result<std::optional<AdmissionDecision>> Admitter::planPass(
   for (auto& [name, state] : states) capacities.push_back({name, state.planner.get(), state.taken});
   auto decisions = planAdmissions(std::move(queue), std::move(capacities), reservations, strategy_);
   auto decision = decisions.find(key);
-  if (decision == decisions.end()) return std::optional<AdmissionDecision>();
+  if (decision == decisions.end()) return std::optional<Admission>();
 
   if (decision->second.kind != AdmissionDecision::Kind::kAdmit && !unreachable.empty()) {
     const auto& request = requestFor(*self);
@@ -166,10 +160,11 @@ Result<std::optional<AdmissionDecision>> Admitter::planPass(
       }
     }
   }
-  if (decision->second.kind == AdmissionDecision::Kind::kAdmit) {
-    chosen = states.at(decision->second.controller).planner;
+  Admission admission{std::move(decision->second), nullptr};
+  if (admission.decision.kind == AdmissionDecision::Kind::kAdmit) {
+    admission.planner = states.at(admission.decision.controller).planner;
   }
-  return std::optional<AdmissionDecision>(std::move(decision->second));
+  return std::optional<Admission>(std::move(admission));
 }
 
 Status Admitter::placeMissing(const std::string& controller, std::uint32_t instances,
@@ -188,9 +183,9 @@ Status Admitter::placeMissing(const std::string& controller, std::uint32_t insta
     controllers_.invalidate(controller);
     return taken.error();
   }
-  for (const auto& [job, assumption] : assumed_) {
-    if (assumption.controller != controller) continue;
-    for (const auto& block : assumption.blocks) taken->insert(block);
+  for (const auto& [job, admission] : inFlight_) {
+    if (admission.decision.controller != controller) continue;
+    for (const auto& placement : admission.decision.placements) taken->insert(placement.block);
   }
   return act((*planner)->plan(*taken, {instances, ipusPerInstance}), **planner);
 }

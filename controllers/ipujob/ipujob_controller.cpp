@@ -39,7 +39,7 @@ IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu
       // Only pods with the job label are cached (the operator's own); they map to jobs by ownerReference.
       pods_(manager.informer(kube::ResourceRef::pods(), kube::WatcherConfig{.labelSelector = kJobNameLabel})),
       admitter_(vipu, jobs_.store(), config.queueingStrategy, std::move(config.admissionPassObserved)),
-      reconciler_(manager.client(), jobs_.store(), pods_.store(), vipu, admitter_, events, manager.clock(),
+      reconciler_(manager.client(), pods_.store(), vipu, admitter_, events, manager.clock(),
                   std::move(config.reconciler)) {
   const kube::Store& jobs = jobs_.store();
   controller_ =

@@ -3,9 +3,6 @@
 #include <functional>
 #include <optional>
 #include <string>
-#include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "api/ipujob.h"
 #include "common/clock.h"
@@ -13,9 +10,11 @@
 #include "ctrl/finalizer.h"
 #include "ctrl/reconciler.h"
 #include "ipujob/admitter.h"
-#include "ipujob/restart_policy.h"
+#include "ipujob/job_pass.h"
+#include "ipujob/partition_steps.h"
 #include "ipujob/vipu_controllers.h"
-#include "ipujob/worker_pod.h"
+#include "ipujob/worker_observation.h"
+#include "ipujob/worker_steps.h"
 #include "kube/event_recorder.h"
 #include "kube/resource.h"
 #include "kube/rest_client.h"
@@ -49,59 +48,63 @@ struct ReconcilerOptions {
 
 using ctrl::Action;
 
-// Drives one IPUJob towards its spec: admission by capacity and queue order, partitions (ids recorded in
-// status before they are created), headless Service, worker pods, restarts by restartPolicy, deadline,
-// status, and release of partitions (then pods by cleanPodPolicy, then the job by TTL) when the job ends or
-// is deleted. Level-triggered: it reads everything it needs from the caches, status and V-IPU each time, so a
-// new process picks up where a killed one stopped. Decisions that must happen once (admission, a restart) are
-// written with the job's resourceVersion as a precondition, so a stale cache can never make them twice. Safe
-// to call concurrently for different jobs.
+// Drives one IPUJob towards its spec. A pass reads the job from the cache, runs the step its state calls
+// for and writes what changed in its status as one patch at the end:
+//   waiting          -> admission (the queue's decision: admitted with partition ids recorded, queued, or
+//                       never fits);
+//   admitted         -> partitions created where admission planned them, then waited on (PS_ACTIVE);
+//   partitions ready -> the headless Service and the worker pods; the workers' outcome judged by
+//                       restartPolicy (run, succeed, restart on reset partitions, fail); the deadline;
+//   finished         -> partitions released, pods removed by cleanPodPolicy, the job deleted by TTL;
+//   suspended        -> no pods, no partitions;  deleted -> partitions released (finalizer).
+// Level-triggered: everything comes from the caches, status and V-IPU each time, so a new process picks up
+// where a killed one stopped. Intent is recorded before it is acted on (partition ids before
+// CreatePartition), and decisions made once (admission, a restart) are written conditionally on the
+// version read. Safe to call concurrently for different jobs.
 class IpuJobReconciler final : public ctrl::Reconciler {
  public:
-  IpuJobReconciler(kube::RestClient& client, const kube::Store& jobs, const kube::Store& pods,
-                   VipuControllers& controllers, Admitter& admitter, kube::EventRecorder& events,
-                   Clock& clock = Clock::real(), ReconcilerOptions options = {});
+  IpuJobReconciler(kube::RestClient& client, const kube::Store& pods, VipuControllers& controllers,
+                   Admitter& admitter, kube::EventRecorder& events, Clock& clock = Clock::real(),
+                   ReconcilerOptions options = {});
 
   Result<Action> reconcile(const kube::ObjectPtr& job) override;
-  const std::string& partitionIdPrefix() const { return options_.partitionIdPrefix; }
   // Terminal errors (retrying cannot help) are told to the user as a Warning Event before the job waits for
   // a change.
   ctrl::Retry onError(const kube::ObjectPtr& job, const Error& error) override;
 
+  const std::string& partitionIdPrefix() const { return options_.partitionIdPrefix; }
+
  private:
   Result<Action> apply(const Json& job);
   Result<Action> cleanup(const Json& job);
-  Result<Action> readmit(const Json& job);
-  Result<Action> finished(const Json& job);
-  Result<Action> suspend(const Json& job, const api::IpuJob& parsed);
-  Result<Action> admit(const Json& job, const api::IpuJob& parsed);
-  Status recordAdmission(const Json& job, const api::IpuJob& parsed, const AdmissionDecision& decision,
-                         const vipu::PartitionPlanner& planner);
-  void warnIfLauncherNotRun(const Json& job, const api::IpuJobSpec& spec);
-  Result<Action> runJob(const Json& job, const api::IpuJob& parsed);
-  Result<Action> restart(const Json& job, const api::IpuJob& parsed, const VipuTarget& target,
-                         const std::vector<kube::ObjectPtr>& stalePods);
-  Result<Action> fail(const Json& job, const std::string& reason, const std::string& message);
+  Result<Action> step(JobPass& pass);
 
-  Status createPartitions(const Json& job, const VipuTarget& target,
-                          const std::vector<const Json*>& partitions, const vipu::PartitionPlanner& planner,
-                          const std::vector<vipu::InstancePlacement>& placements);
-  Status removeRecordedPartitions(const Json& job);
-  Status deletePods(const std::vector<kube::ObjectPtr>& pods);
-  Status patchStatus(const Json& job, Json status, bool conditional = false);
-  // Writes phase, message and matching conditions; records an Event when the phase changes. `conditional`:
-  // only if the job is still the version read (409 Conflict otherwise).
-  Status setPhase(const Json& job, const std::string& phase, const std::string& reason,
-                  const std::string& message, Json extra = Json::object(), bool conditional = false);
+  Result<Action> readmit(JobPass& pass);
+  Result<Action> finished(JobPass& pass);
+  Result<Action> removeAfterTtl(JobPass& pass);
+  Result<Action> suspend(JobPass& pass, const api::IpuJob& job);
+  Result<Action> admit(JobPass& pass, const api::IpuJob& job);
+  void recordAdmission(JobPass& pass, const api::IpuJob& job, const Admission& admission);
+  Result<Action> run(JobPass& pass, const api::IpuJob& job);
+  Result<Action> runWorkers(JobPass& pass, const api::IpuJob& job, const PartitionsState& partitions,
+                            std::optional<Clock::Duration> deadlineIn);
+  Result<Action> judge(JobPass& pass, const api::IpuJob& job, const WorkerObservation& workers,
+                       std::optional<Clock::Duration> deadlineIn);
+  Result<Action> restart(JobPass& pass, const std::vector<kube::ObjectPtr>& stalePods);
+  Result<Action> fail(JobPass& pass, const std::string& reason, const std::string& message);
+
+  Status write(const JobPass& pass);
+  void announce(const JobPass& pass);
+  void warnIfLauncherNotRun(const JobPass& pass, const api::IpuJobSpec& spec);
 
   kube::RestClient& client_;
-  const kube::Store& jobs_;
   const kube::Store& pods_;
-  VipuControllers& controllers_;
   Admitter& admitter_;
   kube::EventRecorder& events_;
   Clock& clock_;
   ReconcilerOptions options_;
+  PartitionSteps partitions_;
+  WorkerSteps workers_;
   ctrl::Finalizer finalizer_;
 };
 

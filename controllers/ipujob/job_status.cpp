@@ -26,24 +26,30 @@ std::vector<Json> heldPartitions(const Json& job) {
   return held;
 }
 
-Json setCondition(const Json& conditions, const Condition& condition, const std::string& now) {
-  api::IpuJobStatus status = api::parseIpuJobStatus({{"conditions", conditions}});
-  status.setCondition({condition.type, condition.status ? "True" : "False", condition.reason,
-                       condition.message, condition.observedGeneration, ""},
-                      now);
-  return api::toJson(status)["conditions"];
+std::string launcherStatusFor(const std::string& phase) {
+  if (phase == kPhaseRunning) return "Running";
+  if (phase == kPhaseSucceeded) return "Completed";
+  if (phase == kPhaseFailed) return "Failed";
+  if (phase == kPhaseSuspended) return "Suspended";
+  if (phase == kPhaseRestarting) return "Restarting";
+  return "Pending";
 }
 
-Json conditionsForPhase(const Json& conditions, const std::string& phase, const std::string& reason,
-                        const std::string& message, int64_t generation, const std::string& now) {
-  const bool admitted = phase == kPhaseCreating || phase == kPhaseRunning || phase == kPhaseRestarting ||
-                        phase == kPhaseSucceeded;
-  Json result = setCondition(conditions, {"Admitted", admitted, reason, message, generation}, now);
-  result = setCondition(result, {"Ready", phase == kPhaseRunning, reason, message, generation}, now);
-  if (phase == kPhaseSucceeded || phase == kPhaseFailed) {
-    result = setCondition(result, {phase, true, reason, message, generation}, now);
-  }
-  return result;
+void setPhase(api::IpuJobStatus& status, const PhaseChange& change, int64_t generation,
+              const std::string& now) {
+  const auto condition = [&](const std::string& type, bool value) {
+    status.setCondition({type, value ? "True" : "False", change.reason, change.message, generation, ""}, now);
+  };
+  const std::string& phase = change.phase;
+  status.phase = phase;
+  status.launcherStatus = launcherStatusFor(phase);
+  status.lastMessage = change.message;
+  status.observedGeneration = generation;
+  status.queuePosition.reset();
+  condition("Admitted", phase == kPhaseCreating || phase == kPhaseRunning || phase == kPhaseRestarting ||
+                            phase == kPhaseSucceeded);
+  condition("Ready", phase == kPhaseRunning);
+  if (isTerminalPhase(phase)) condition(phase, true);
 }
 
 }  // namespace ipu::controllers

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/ipujob_status.h"
+
 namespace ipu::controllers {
 
 using Json = nlohmann::json;
@@ -36,22 +38,21 @@ Json recordedPartitions(const Json& job);
 // The recorded partitions the job still holds: every one not Released.
 std::vector<Json> heldPartitions(const Json& job);
 
-// One metav1.Condition, without lastTransitionTime (setCondition decides that).
-struct Condition {
-  std::string type;
-  bool status = false;
+// Graphcore's word for a phase, as STATUS (status.launcherStatus) shows it.
+std::string launcherStatusFor(const std::string& phase);
+
+// A phase and why, for people (message) and tools (reason: a stable CamelCase word).
+struct PhaseChange {
+  std::string phase;
   std::string reason;
   std::string message;
-  int64_t observedGeneration = 0;
 };
 
-// `conditions` (a metav1.Condition array, possibly null) with `condition` set. lastTransitionTime changes
-// only when the status flips, so a repeated reconcile writes the same array. Pure.
-Json setCondition(const Json& conditions, const Condition& condition, const std::string& now);
-
-// The Ready/Admitted/Succeeded/Failed condition set that goes with a phase; the types users and tools wait on
-// (`kubectl wait --for=condition=Succeeded`).
-Json conditionsForPhase(const Json& conditions, const std::string& phase, const std::string& reason,
-                        const std::string& message, int64_t generation, const std::string& now);
+// Moves `status` to a phase: phase, launcherStatus, lastMessage, observedGeneration and the condition set
+// that goes with it (Admitted, Ready, and Succeeded/Failed for the end; the types `kubectl wait
+// --for=condition=...` uses). queuePosition is cleared: only a waiting job has one, and its caller sets it. A
+// repeated change gives the same status (condition transition times move only when a condition flips). Pure.
+void setPhase(api::IpuJobStatus& status, const PhaseChange& change, int64_t generation,
+              const std::string& now);
 
 }  // namespace ipu::controllers

@@ -91,17 +91,12 @@ class AdmitterTest : public ::testing::Test {
     store_.apply(kube::WatcherEvent{kube::WatcherEvent::Kind::kApply, std::move(object)});
   }
 
-  // The decision for `key`, acted on by `act` (default: nothing).
-  AdmissionDecision decide(const std::string& key, const Admitter::Act& act = {}) {
-    AdmissionDecision seen;
-    auto acted =
-        admitter_->admit(key, [&](const AdmissionDecision& decision, const vipu::PartitionPlanner* planner) {
-          seen = decision;
-          return act ? act(decision, planner) : Status{};
-        });
-    EXPECT_TRUE(acted.ok()) << acted.error().message;
-    EXPECT_TRUE(acted.ok() && *acted) << key << " was not waiting";
-    return seen;
+  // The decision for `key` (an admitted job's stays in flight until forget()).
+  AdmissionDecision decide(const std::string& key) {
+    auto decided = admitter_->decide(key);
+    EXPECT_TRUE(decided.ok()) << decided.error().message;
+    EXPECT_TRUE(decided.ok() && decided->has_value()) << key << " was not waiting";
+    return decided.ok() && decided->has_value() ? (**decided).decision : AdmissionDecision{};
   }
 
   testing::FakeClock clock_;
@@ -130,34 +125,33 @@ TEST_F(AdmitterTest, TheQueueDecidesWhoRunsAndGivesTheOthersTheirPlace) {
 
 TEST_F(AdmitterTest, AJobNoLongerWaitingGetsNoDecision) {
   add(job("running", "4", "2026-01-01T00:00:01Z", holding("Running", "k8s_ns_running_0", 4, "Active")));
-  bool called = false;
-  auto acted = admitter_->admit("ns/running", [&](const AdmissionDecision&, const vipu::PartitionPlanner*) {
-    called = true;
-    return Status{};
-  });
-  ASSERT_TRUE(acted.ok());
-  EXPECT_FALSE(*acted);
-  EXPECT_FALSE(called);
-  auto absent = admitter_->admit("ns/absent", {});
+  auto decided = admitter_->decide("ns/running");
+  ASSERT_TRUE(decided.ok());
+  EXPECT_FALSE(decided->has_value());
+  auto absent = admitter_->decide("ns/absent");
   ASSERT_TRUE(absent.ok());
-  EXPECT_FALSE(*absent);
+  EXPECT_FALSE(absent->has_value());
 }
 
-TEST_F(AdmitterTest, AWinnersIpusStayTakenWhileItWritesItsStatus) {
+TEST_F(AdmitterTest, AWinnersIpusStayTakenWhileItsAdmissionIsInFlight) {
   add(job("whole", "64", "2026-01-01T00:00:01Z"));
-  AdmissionDecision inner;
-  decide("ns/whole", [&](const AdmissionDecision& decision, const vipu::PartitionPlanner*) -> Status {
-    EXPECT_EQ(decision.kind, Kind::kAdmit);
-    // While the winner's status write is in flight (the cache still shows it waiting, V-IPU has nothing), a
-    // more urgent job arrives: it would be first in the queue, but the 64 IPUs are spoken for.
-    Json urgent = job("urgent", "4", "2026-01-01T00:00:02Z");
-    urgent["spec"]["priority"] = 10;
-    add(urgent);
-    inner = decide("ns/urgent");
-    return {};
-  });
-  EXPECT_EQ(inner.kind, Kind::kWait);
-  // Once the winner is done (here: it wrote nothing), nothing stays assumed.
+  const auto whole = decide("ns/whole");
+  ASSERT_EQ(whole.kind, Kind::kAdmit);
+  ASSERT_TRUE(admitter_->inFlight("ns/whole").has_value());
+  EXPECT_EQ(admitter_->inFlight("ns/whole")->decision.placements.size(), 1u);
+  // While the winner's status write is in flight (the cache still shows it waiting, V-IPU has nothing), a
+  // more urgent job arrives: it would be first in the queue, but the 64 IPUs are spoken for.
+  Json urgent = job("urgent", "4", "2026-01-01T00:00:02Z");
+  urgent["spec"]["priority"] = 10;
+  add(urgent);
+  EXPECT_EQ(decide("ns/urgent").kind, Kind::kWait);
+  // The winner is not planned twice while its admission is in flight.
+  auto again = admitter_->decide("ns/whole");
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->has_value());
+  // Once the winner's admission ends (here: it recorded nothing), nothing stays assumed.
+  admitter_->forget("ns/whole");
+  EXPECT_FALSE(admitter_->inFlight("ns/whole").has_value());
   EXPECT_EQ(decide("ns/urgent").kind, Kind::kAdmit);
 }
 
@@ -171,14 +165,11 @@ TEST_F(AdmitterTest, PartitionsRecordedButNotCreatedAreReserved) {
 TEST_F(AdmitterTest, AnUnreachableControllerIsAnErrorNotAFullCluster) {
   add(job("waiting", "4", "2026-01-01T00:00:01Z"));
   flaky_->down = true;
-  auto acted = admitter_->admit("ns/waiting", [](const AdmissionDecision&, const vipu::PartitionPlanner*) {
-    ADD_FAILURE() << "no decision may be made without the controller";
-    return Status{};
-  });
-  ASSERT_FALSE(acted.ok());
-  EXPECT_EQ(acted.error().code, ErrorCode::kUnavailable);
-  EXPECT_NE(acted.error().message.find("V-IPU controller pod64 is unavailable"), std::string::npos)
-      << acted.error().message;
+  auto decided = admitter_->decide("ns/waiting");
+  ASSERT_FALSE(decided.ok()) << "no decision may be made without the controller";
+  EXPECT_EQ(decided.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(decided.error().message.find("V-IPU controller pod64 is unavailable"), std::string::npos)
+      << decided.error().message;
   flaky_->down = false;
   EXPECT_EQ(decide("ns/waiting").kind, Kind::kAdmit);
 }
@@ -207,12 +198,9 @@ TEST_F(AdmitterTest, MalformedJobsAreLeftToTheirOwnReconcile) {
   add(broken);
   add(job("fine", "64", "2026-01-01T00:00:01Z"));
   EXPECT_EQ(decide("ns/fine").kind, Kind::kAdmit) << "a malformed job ahead holds nothing";
-  auto acted = admitter_->admit("ns/broken", [](const AdmissionDecision&, const vipu::PartitionPlanner*) {
-    ADD_FAILURE() << "a job that does not parse gets no decision";
-    return Status{};
-  });
-  ASSERT_TRUE(acted.ok());
-  EXPECT_FALSE(*acted);
+  auto decided = admitter_->decide("ns/broken");
+  ASSERT_TRUE(decided.ok());
+  EXPECT_FALSE(decided->has_value()) << "a job that does not parse gets no decision";
 }
 
 }  // namespace

@@ -1,0 +1,135 @@
+#include "ipujob/partition_steps.h"
+
+#include "common/failpoint.h"
+#include "common/log.h"
+
+namespace ipu::controllers {
+
+std::string describeIpus(const vipu::Topology& topology, const vipu::IpuBlock& block) {
+  const auto last = block.end() - 1;
+  return "ild" + std::to_string(topology.ildOf(block.first)) + ":" +
+         std::to_string(topology.topologyIdOf(block.first)) + "-" +
+         std::to_string(topology.topologyIdOf(last)) +
+         (topology.ildOf(last) != topology.ildOf(block.first) ? "@ild" + std::to_string(topology.ildOf(last))
+                                                              : "");
+}
+
+Result<PartitionsState> PartitionSteps::ensure(JobPass& pass, const api::IpuJobSpec& spec) {
+  const auto held = pass.status.heldPartitions();
+  PartitionsState state;
+  const std::string controller = held.at(0).controller;
+  state.target = controllers_.find(controller);
+  if (state.target == nullptr) {
+    return makeError(ErrorCode::kFailedPrecondition,
+                     "the job holds partitions on a V-IPU controller the operator is not configured with: " +
+                         unknownControllerMessage(controller, controllers_.targets()));
+  }
+  auto planner = controllers_.planner(controller);
+  if (!planner) return planner.error();
+  state.planner = *planner;
+  auto existing = state.target->api->listPartitions("");
+  if (!existing) return existing.error();
+  for (auto& partition : *existing) state.byId.emplace(partition.id, std::move(partition));
+
+  std::vector<api::PartitionRecord> missing;
+  for (const auto& partition : held) {
+    if (!state.byId.contains(partition.id)) missing.push_back(partition);
+  }
+  if (!missing.empty()) {
+    bool fits = true;
+    if (auto created = createMissing(pass, spec, *state.target, missing, fits); !created)
+      return created.error();
+    state.kind = fits ? PartitionsState::Kind::kActivating : PartitionsState::Kind::kNoLongerFits;
+    return state;
+  }
+  admitter_.forget(pass.key);  // every partition exists: V-IPU lists them from now on
+  for (const auto& partition : held) {
+    const auto& current = state.byId.at(partition.id);
+    if (current.readyState == vipu::ReadyState::kError) {
+      state.kind = PartitionsState::Kind::kError;
+      state.message = "V-IPU partition " + current.id + " is in error";
+      return state;
+    }
+    if (current.readyState != vipu::ReadyState::kActive) return state;  // kActivating
+  }
+  for (auto& partition : pass.status.partitions) {
+    if (partition.held()) partition.state = kPartitionActive;
+  }
+  state.kind = PartitionsState::Kind::kActive;
+  return state;
+}
+
+Status PartitionSteps::createMissing(JobPass& pass, const api::IpuJobSpec& spec, const VipuTarget& target,
+                                     const std::vector<api::PartitionRecord>& missing, bool& fits) {
+  // Where this process's admission planned them; after a restart of the operator, planned again.
+  if (auto admission = admitter_.inFlight(pass.key);
+      admission && admission->decision.placements.size() == pass.status.heldPartitions().size()) {
+    std::vector<vipu::InstancePlacement> placements;
+    for (const auto& partition : missing) {
+      placements.push_back(admission->decision.placements.at(static_cast<std::size_t>(partition.instance)));
+    }
+    return create(pass, target, missing, *admission->planner, placements);
+  }
+  return admitter_.placeMissing(
+      target.name, static_cast<std::uint32_t>(missing.size()),
+      static_cast<std::uint32_t>(spec.ipusPerJobInstance),
+      [&](const vipu::PlanResult& plan, const vipu::PartitionPlanner& planner) -> Status {
+        fits = plan.placed();
+        if (!fits) return {};
+        return create(pass, target, missing, planner, plan.placements);
+      });
+}
+
+Status PartitionSteps::create(const JobPass& pass, const VipuTarget& target,
+                              const std::vector<api::PartitionRecord>& partitions,
+                              const vipu::PartitionPlanner& planner,
+                              const std::vector<vipu::InstancePlacement>& placements) {
+  for (std::size_t i = 0; i < partitions.size(); ++i) {
+    const std::string& id = partitions[i].id;
+    auto created =
+        target.api->createPartition(vipu::makePartitionRequest(id, planner.topology(), placements[i]));
+    // ALREADY_EXISTS: ours, created by an earlier attempt whose answer was lost.
+    if (!created && created.error().code != ErrorCode::kAlreadyExists) return created.error();
+    events_.record(kube::referenceTo(pass.object), kube::EventType::kNormal, "PartitionCreated",
+                   "Created V-IPU partition " + id + " (" + std::to_string(partitions[i].size) +
+                       " IPUs) on " + target.name);
+    failpoint("ipujob/after-partition-created");
+  }
+  return {};
+}
+
+Status PartitionSteps::reset(const JobPass& pass) {
+  for (const auto& partition : pass.status.heldPartitions()) {
+    const VipuTarget* target = controllers_.find(partition.controller);
+    if (target == nullptr) {
+      return makeError(ErrorCode::kFailedPrecondition,
+                       "cannot reset partition " + partition.id + ": " +
+                           unknownControllerMessage(partition.controller, controllers_.targets()));
+    }
+    if (auto reset = target->api->resetPartition(partition.id); !reset) return reset.error();
+    events_.record(
+        kube::referenceTo(pass.object), kube::EventType::kNormal, "PartitionReset",
+        "Reset V-IPU partition " + partition.id + " for restart " + std::to_string(pass.attempt()));
+  }
+  return {};
+}
+
+Status PartitionSteps::release(JobPass& pass) {
+  for (auto& partition : pass.status.partitions) {
+    if (!partition.held()) continue;
+    const VipuTarget* target = controllers_.find(partition.controller);
+    if (target == nullptr) {
+      return makeError(ErrorCode::kFailedPrecondition,
+                       "cannot release partition " + partition.id + ": " +
+                           unknownControllerMessage(partition.controller, controllers_.targets()));
+    }
+    auto removed = target->api->removePartition(partition.id, /*force=*/true);
+    if (!removed && removed.error().code != ErrorCode::kNotFound) return removed.error();
+    partition.state = kPartitionReleased;
+    log::info("removed partition", {{"job", pass.key}, {"partition", partition.id}});
+  }
+  admitter_.forget(pass.key);
+  return {};
+}
+
+}  // namespace ipu::controllers

@@ -1,0 +1,89 @@
+#include "ipujob/worker_observation.h"
+
+#include <exception>
+
+#include "common/json_access.h"
+#include "ipujob/worker_pod.h"
+
+namespace ipu::controllers {
+namespace {
+
+int attemptOf(const Json& pod) {
+  const std::string label = stringMember(member(member(pod, "metadata"), "labels"), kAttemptLabel);
+  try {
+    return label.empty() ? 0 : std::stoi(label);
+  } catch (const std::exception&) {
+    return -1;  // not one we wrote: never the current attempt
+  }
+}
+
+int firstNonZeroExitCode(const Json& pod) {
+  const Json& statuses = member(member(pod, "status"), "containerStatuses");
+  if (!statuses.is_array()) return 0;
+  for (const Json& status : statuses) {
+    const Json& code = member(member(member(status, "state"), "terminated"), "exitCode");
+    if (code.is_number_integer() && code.get<int>() != 0) return code.get<int>();
+  }
+  return 0;
+}
+
+// A worker pod as restartPolicy sees it.
+WorkerOutcome outcomeOf(const std::string& name, const Json& pod) {
+  WorkerOutcome outcome{name, WorkerOutcome::State::kActive, 0, {}};
+  const std::string phase = podPhase(pod);
+  if (phase == "Succeeded") outcome.state = WorkerOutcome::State::kSucceeded;
+  if (phase != "Failed") return outcome;
+  outcome.state = WorkerOutcome::State::kFailed;
+  outcome.exitCode = firstNonZeroExitCode(pod);
+  if (outcome.exitCode == 0) {  // evicted, or killed before it ran: the pod's reason says why
+    const std::string reason = stringMember(member(pod, "status"), "reason");
+    const std::string message = stringMember(member(pod, "status"), "message");
+    outcome.detail = reason + (!reason.empty() && !message.empty() ? ": " : "") + message;
+  }
+  return outcome;
+}
+
+}  // namespace
+
+std::string podPhase(const Json& pod) {
+  return stringMember(member(pod, "status"), "phase");
+}
+
+bool podFinished(const Json& pod) {
+  const std::string phase = podPhase(pod);
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+WorkerPods splitByAttempt(const std::vector<kube::ObjectPtr>& pods, int attempt) {
+  WorkerPods split;
+  for (const kube::ObjectPtr& pod : pods) {
+    if (attemptOf(*pod) == attempt) {
+      split.current.emplace(stringMember(member(*pod, "metadata"), "name"), pod);
+    } else {
+      split.stale.push_back(pod);
+    }
+  }
+  return split;
+}
+
+WorkerObservation observeWorkers(const api::IpuJob& job, const WorkerPods& pods, bool allStarted) {
+  WorkerObservation observation;
+  for (int k = 0; k < job.spec.workerCount(); ++k) {
+    const std::string name = workerPodName(job.identity.name, k);
+    const auto pod = pods.current.find(name);
+    if (pod == pods.current.end()) {
+      ++observation.missing;
+      observation.outcomes.push_back(
+          {name, allStarted ? WorkerOutcome::State::kLost : WorkerOutcome::State::kActive, 0,
+           "the pod was deleted"});
+      continue;
+    }
+    observation.outcomes.push_back(outcomeOf(name, *pod->second));
+    const std::string phase = podPhase(*pod->second);
+    if (phase == "Running") ++observation.running;
+    if (phase == "Succeeded") ++observation.succeeded;
+  }
+  return observation;
+}
+
+}  // namespace ipu::controllers

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <vector>
+
+#include "api/ipujob.h"
+#include "common/result.h"
+#include "ipujob/job_pass.h"
+#include "ipujob/partition_steps.h"
+#include "ipujob/worker_observation.h"
+#include "ipujob/worker_pod.h"
+#include "kube/event_recorder.h"
+#include "kube/rest_client.h"
+
+namespace ipu::controllers {
+
+// A job's children in Kubernetes: the headless Service and the worker pods of the current attempt.
+class WorkerSteps {
+ public:
+  WorkerSteps(kube::RestClient& client, kube::EventRecorder& events, WorkerPodOptions options)
+      : client_(client), events_(events), options_(std::move(options)) {}
+
+  // Creates the worker pods the current attempt lacks (the Service with the first), each on its instance's
+  // partition. AlreadyExists counts as created: a pod of this name and attempt is ours.
+  Status createMissing(const JobPass& pass, const api::IpuJob& job, const WorkerPods& pods,
+                       const PartitionsState& partitions);
+  // Deletes pods not already going, each only if it is still the pod read (uid precondition).
+  Status remove(const std::vector<kube::ObjectPtr>& pods);
+
+  const WorkerPodOptions& options() const { return options_; }
+
+ private:
+  kube::RestClient& client_;
+  kube::EventRecorder& events_;
+  WorkerPodOptions options_;
+};
+
+}  // namespace ipu::controllers

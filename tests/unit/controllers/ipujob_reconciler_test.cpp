@@ -1,0 +1,403 @@
+// The IPUJob reconciler pass by pass, with no cluster: a scripted API server (FakeTransport: every request
+// must be expected, in order, and each test ends with none left), an in-memory V-IPU (vipu-sim's
+// SimulatedPod) and a FakeClock. Each step checks the exact API calls and the status patch it writes; the
+// fixture then applies that patch to its copy of the job, as the API server would, for the next pass.
+#include "ipujob/ipujob_reconciler.h"
+
+#include <gtest/gtest.h>
+
+#include "fake_clock.h"
+#include "fake_transport.h"
+#include "vipu/sim/simulated_pod.h"
+
+namespace ipu::controllers {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeTransport;
+
+const std::string kJobPath = "/apis/graphcore.ai/v1alpha1/namespaces/ml/ipujobs/bert";
+const std::string kStatusPath = kJobPath + "/status";
+const std::string kPodsPath = "/api/v1/namespaces/ml/pods";
+const std::string kPartition = "k8s_ml_bert_0";
+
+// Records Events instead of sending them.
+class RecordedEvents final : public kube::EventRecorder {
+ public:
+  void record(const kube::ObjectReference&, kube::EventType type, std::string_view reason,
+              std::string_view) override {
+    reasons.push_back(std::string(type == kube::EventType::kWarning ? "Warning " : "") + std::string(reason));
+  }
+  std::vector<std::string> reasons;
+};
+
+Json jobObject(const std::string& specYaml) {
+  Json job = {{"apiVersion", "graphcore.ai/v1alpha1"},
+              {"kind", "IPUJob"},
+              {"metadata",
+               {{"namespace", "ml"},
+                {"name", "bert"},
+                {"uid", "uid-bert"},
+                {"generation", 1},
+                {"resourceVersion", "1"},
+                {"creationTimestamp", "2024-01-01T00:00:00Z"},
+                {"finalizers", {kCleanupFinalizer}}}},
+              {"spec",
+               {{"ipusPerJobInstance", "4"},
+                {"workers",
+                 {{"template", {{"spec", {{"containers", {{{"name", "main"}, {"image", "train:1"}}}}}}}}}}}}};
+  if (!specYaml.empty()) job["spec"].merge_patch(Json::parse(specYaml));
+  return job;
+}
+
+class ReconcilerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto pod = vipu::sim::SimulatedPod::open(*vipu::Topology::forPod("pod64", "pod64"), {},
+                                             vipu::sim::SimBehaviour{.activationDelay = 1000ms}, nullptr,
+                                             std::nullopt, [this] { return clock_.wallNow(); });
+    ASSERT_TRUE(pod.ok());
+    vipu_ = std::move(*pod);
+    controllers_ = std::make_unique<VipuControllers>(
+        std::vector<VipuTarget>{{"pod64", "vipu.example", 8090, vipu_.get()}}, clock_);
+    admitter_ = std::make_unique<Admitter>(*controllers_, jobs_);
+    ReconcilerOptions options;
+    options.hooks.admitted = [this](double) { ++admittedHooks_; };
+    options.hooks.running = [this](double) { ++runningHooks_; };
+    reconciler_ = std::make_unique<IpuJobReconciler>(client_, pods_, *controllers_, *admitter_, events_,
+                                                     clock_, options);
+    for (auto* store : {&jobs_, &pods_}) {
+      store->apply({kube::WatcherEvent::Kind::kInit, nullptr});
+      store->apply({kube::WatcherEvent::Kind::kInitDone, nullptr});
+    }
+  }
+
+  void TearDown() override {
+    EXPECT_EQ(transport_->unexpected(), std::vector<std::string>{});
+    EXPECT_EQ(transport_->remaining(), 0u) << "scripted requests were not sent";
+  }
+
+  // One pass over the job as the cache has it; the played status patch (if any) is applied to `job_`.
+  Action pass() {
+    jobs_.apply({kube::WatcherEvent::Kind::kApply, job_});
+    const std::size_t before = transport_->played().size();
+    auto action = reconciler_->reconcile(std::make_shared<const Json>(job_));
+    EXPECT_TRUE(action.ok()) << action.error().toString();
+    const auto played = transport_->played();
+    for (std::size_t i = before; i < played.size(); ++i) {
+      if (played[i].method != "PATCH" || played[i].pathAndQuery != kStatusPath) continue;
+      const Json patch = Json::parse(played[i].seen.body);
+      lastStatusPatch_ = patch;
+      job_["status"] = job_.value("status", Json::object());
+      job_["status"].merge_patch(patch["status"]);
+      job_["metadata"]["resourceVersion"] = std::to_string(++version_);
+    }
+    return action.ok() ? *action : Action{};
+  }
+
+  void expectStatusPatch() { transport_->expect("PATCH", kStatusPath, 200, "{}"); }
+  std::string phase() const { return job_["status"].value("phase", ""); }
+
+  // The worker pod as the API server would hold it once created from the played POST body, in `phase`.
+  void addWorkerPod(int index, const std::string& podPhase, Json containerStatuses = nullptr) {
+    const auto played = transport_->played();
+    Json pod;
+    for (const auto& step : played) {
+      if (step.method == "POST" && step.pathAndQuery == kPodsPath) {
+        Json candidate = Json::parse(step.seen.body);
+        if (candidate["metadata"]["name"] == "bert-worker-" + std::to_string(index)) pod = candidate;
+      }
+    }
+    ASSERT_TRUE(pod.is_object()) << "pod " << index << " was never created";
+    pod["metadata"]["namespace"] = "ml";
+    pod["metadata"]["uid"] = "pod-uid-" + std::to_string(++podUids_);
+    pod["status"] = {{"phase", podPhase}};
+    if (!containerStatuses.is_null()) pod["status"]["containerStatuses"] = containerStatuses;
+    pods_.apply({kube::WatcherEvent::Kind::kApply, pod});
+  }
+  void removeWorkerPod(int index) {
+    pods_.apply({kube::WatcherEvent::Kind::kDelete,
+                 {{"metadata", {{"namespace", "ml"}, {"name", "bert-worker-" + std::to_string(index)}}}}});
+  }
+
+  std::optional<vipu::Partition> partition(const std::string& id) {
+    auto partitions = vipu_->listPartitions("");
+    EXPECT_TRUE(partitions.ok());
+    for (const auto& p : *partitions) {
+      if (p.id == id) return p;
+    }
+    return std::nullopt;
+  }
+
+  // The job from creation to all workers running; leaves the fixture with one Running worker pod.
+  void runToRunning(const std::string& spec = "") {
+    job_ = jobObject(spec);
+    expectStatusPatch();  // admission
+    EXPECT_EQ(pass(), Action::awaitChange());
+    EXPECT_EQ(pass(), Action::requeue(500ms));  // partitions created, activating
+    clock_.advance(1s);
+    transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
+    transport_->expect("POST", kPodsPath, 201, "{}");
+    expectStatusPatch();  // Creating: waiting for pods
+    pass();
+    addWorkerPod(0, "Running");
+    expectStatusPatch();
+    pass();
+    EXPECT_EQ(phase(), "Running");
+  }
+
+  testing::FakeClock clock_;
+  std::shared_ptr<FakeTransport> transport_ = std::make_shared<FakeTransport>();
+  kube::RestClient client_{transport_, kube::ClusterConfig{}, kube::ClientOptions{}, clock_};
+  std::unique_ptr<vipu::sim::SimulatedPod> vipu_;
+  std::unique_ptr<VipuControllers> controllers_;
+  kube::Store jobs_;
+  kube::Store pods_;
+  std::unique_ptr<Admitter> admitter_;
+  RecordedEvents events_;
+  std::unique_ptr<IpuJobReconciler> reconciler_;
+  Json job_;
+  Json lastStatusPatch_;
+  int version_ = 1;
+  int podUids_ = 0;
+  int admittedHooks_ = 0;
+  int runningHooks_ = 0;
+};
+
+TEST_F(ReconcilerTest, ANewJobGetsTheFinalizerAndNothingElse) {
+  job_ = jobObject("");
+  job_["metadata"].erase("finalizers");
+  transport_->expect("PATCH", kJobPath, 200, "{}");
+  EXPECT_EQ(pass(), Action::awaitChange());
+  EXPECT_EQ(transport_->played().size(), 1u) << "no status write with the version the patch made stale";
+  EXPECT_FALSE(partition(kPartition));
+}
+
+TEST_F(ReconcilerTest, AdmissionRecordsThePartitionIdsConditionallyBeforeCreatingThem) {
+  job_ = jobObject("");
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::awaitChange());
+  const Json& patch = lastStatusPatch_;
+  EXPECT_EQ(patch["metadata"]["resourceVersion"], "1") << "admission is decided once: written conditionally";
+  EXPECT_EQ(patch["status"]["phase"], "Creating");
+  EXPECT_EQ(patch["status"]["partitions"], Json::parse(R"([{"id": "k8s_ml_bert_0", "instance": 0, "size": 4,
+      "controller": "pod64", "ipus": "ild0:0-3", "state": "Planned"}])"));
+  EXPECT_EQ(patch["status"]["startTime"], "2024-01-01T00:00:00Z");
+  EXPECT_FALSE(partition(kPartition)) << "intent first: nothing exists in V-IPU before status names it";
+  EXPECT_EQ(admittedHooks_, 1);
+
+  // The next pass creates it where admission planned, and waits for PS_ACTIVE without writing anything.
+  EXPECT_EQ(pass(), Action::requeue(500ms));
+  ASSERT_TRUE(partition(kPartition));
+  EXPECT_EQ(partition(kPartition)->readyState, vipu::ReadyState::kPending);
+  EXPECT_EQ(events_.reasons, (std::vector<std::string>{"Admitted", "PartitionCreated"}));
+}
+
+TEST_F(ReconcilerTest, ActivePartitionsGetTheServiceAndThePodsThenTheJobRuns) {
+  runToRunning();
+  const auto played = transport_->played();
+  const Json pod = Json::parse(played[2].seen.body);
+  EXPECT_EQ(pod["metadata"]["name"], "bert-worker-0");
+  EXPECT_EQ(pod["metadata"]["labels"]["graphcore.ai/attempt"], "0");
+  EXPECT_EQ(lastStatusPatch_["status"]["currentReplicas"], 1);
+  EXPECT_EQ(lastStatusPatch_["status"]["launcherStatus"], "Running");
+  EXPECT_FALSE(lastStatusPatch_.contains("metadata")) << "observations are not decisions: no precondition";
+  EXPECT_EQ(job_["status"]["partitions"][0]["state"], "Active");
+  EXPECT_EQ(runningHooks_, 1);
+  // A pass with nothing new writes nothing.
+  EXPECT_EQ(pass(), Action::awaitChange());
+  EXPECT_EQ(transport_->played().size(), played.size());
+}
+
+TEST_F(ReconcilerTest, SucceededWorkersEndTheJobAndReleaseThePartition) {
+  runToRunning();
+  addWorkerPod(0, "Succeeded");
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::requeueNow());
+  EXPECT_EQ(phase(), "Succeeded");
+  EXPECT_EQ(job_["status"]["completionTime"], "2024-01-01T00:00:01Z");
+  EXPECT_TRUE(partition(kPartition)) << "released by the next pass, once the verdict is recorded";
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::awaitChange());
+  EXPECT_FALSE(partition(kPartition));
+  EXPECT_EQ(job_["status"]["partitions"][0]["state"], "Released");
+  EXPECT_EQ(job_["status"]["conditions"][2]["type"], "Succeeded");
+}
+
+TEST_F(ReconcilerTest, NeverFailsTheJobOnTheFirstFailedWorker) {
+  runToRunning();
+  addWorkerPod(0, "Failed", Json::parse(R"([{"state": {"terminated": {"exitCode": 3}}}])"));
+  expectStatusPatch();
+  pass();
+  EXPECT_EQ(phase(), "Failed");
+  EXPECT_NE(job_["status"]["lastMessage"].get<std::string>().find("exit code 3"), std::string::npos)
+      << job_["status"].dump();
+  // Finished: the partition goes; the failed pod stays for its logs (cleanPodPolicy None).
+  expectStatusPatch();
+  pass();
+  EXPECT_FALSE(partition(kPartition));
+}
+
+TEST_F(ReconcilerTest, OnFailureRestartsOnAResetPartitionWithNewPods) {
+  runToRunning(R"({"restartPolicy": {"type": "OnFailure", "backOffLimit": 1}})");
+  addWorkerPod(0, "Failed", Json::parse(R"([{"state": {"terminated": {"exitCode": 1}}}])"));
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::requeueNow());
+  EXPECT_EQ(phase(), "Restarting");
+  EXPECT_EQ(job_["status"]["restartCount"], 1);
+  EXPECT_TRUE(lastStatusPatch_.contains("metadata")) << "a restart is decided once: conditional";
+
+  // The old attempt's pod goes first (its name is the new pod's) ...
+  transport_->expect("DELETE", kPodsPath + "/bert-worker-0", 200, "{}");
+  EXPECT_EQ(pass(), Action::requeue(500ms));
+  EXPECT_EQ(Json::parse(transport_->played().back().seen.body)["preconditions"]["uid"], "pod-uid-2");
+  removeWorkerPod(0);
+  // ... then the partition is reset and the next attempt's pods are made.
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::requeueNow());
+  EXPECT_EQ(phase(), "Creating");
+  EXPECT_EQ(vipu_->getPartitionStatus(kPartition)->operationState, vipu::OperationState::kResetting);
+  EXPECT_EQ(pass(), Action::requeue(500ms)) << "no pod before the reset partition is active again";
+  clock_.advance(1s);
+  transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
+  transport_->expect("POST", kPodsPath, 201, "{}");
+  expectStatusPatch();
+  pass();
+  EXPECT_EQ(Json::parse(transport_->played()[transport_->played().size() - 2]
+                            .seen.body)["metadata"]["labels"]["graphcore.ai/attempt"],
+            "1");
+  EXPECT_EQ(events_.reasons.back(), "PodsCreated");
+
+  // The second failure is over backOffLimit 1.
+  addWorkerPod(0, "Failed", Json::parse(R"([{"state": {"terminated": {"exitCode": 1}}}])"));
+  expectStatusPatch();
+  pass();
+  EXPECT_EQ(phase(), "Failed");
+  EXPECT_EQ(job_["status"]["conditions"][2]["reason"], "BackoffLimitExceeded");
+}
+
+TEST_F(ReconcilerTest, ExitCodeRestartsOnlyOnTheListedCodes) {
+  runToRunning(R"({"restartPolicy": {"type": "ExitCode", "exitCodes": "2-4"}})");
+  addWorkerPod(0, "Failed", Json::parse(R"([{"state": {"terminated": {"exitCode": 9}}}])"));
+  expectStatusPatch();
+  pass();
+  EXPECT_EQ(phase(), "Failed");
+}
+
+TEST_F(ReconcilerTest, ExitCodeRestartsOnAListedCode) {
+  runToRunning(R"({"restartPolicy": {"type": "ExitCode", "exitCodes": "2-4"}})");
+  addWorkerPod(0, "Failed", Json::parse(R"([{"state": {"terminated": {"exitCode": 3}}}])"));
+  expectStatusPatch();
+  pass();
+  EXPECT_EQ(phase(), "Restarting");
+}
+
+TEST_F(ReconcilerTest, AlwaysRunsACompletedJobAgain) {
+  runToRunning(R"({"restartPolicy": {"type": "Always", "backOffLimit": 2}})");
+  addWorkerPod(0, "Succeeded");
+  expectStatusPatch();
+  pass();
+  EXPECT_EQ(phase(), "Restarting");
+}
+
+TEST_F(ReconcilerTest, ALostWorkerRestartsAnOnFailureJob) {
+  runToRunning(R"({"restartPolicy": {"type": "OnFailure"}})");
+  removeWorkerPod(0);
+  expectStatusPatch();
+  pass();
+  EXPECT_EQ(phase(), "Restarting");
+  EXPECT_EQ(job_["status"]["conditions"][0]["reason"], "WorkerLost");
+}
+
+TEST_F(ReconcilerTest, SuspendingARunningJobRemovesItsPodsAndPartition) {
+  runToRunning();
+  job_["spec"]["suspend"] = true;
+  transport_->expect("DELETE", kPodsPath + "/bert-worker-0", 200, "{}");
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::awaitChange());
+  EXPECT_EQ(phase(), "Suspended");
+  EXPECT_FALSE(partition(kPartition));
+  EXPECT_TRUE(job_["status"]["partitions"].is_null()) << job_["status"].dump();
+  EXPECT_TRUE(job_["status"]["startTime"].is_null());
+}
+
+TEST_F(ReconcilerTest, TheDeadlineFailsARunningJob) {
+  runToRunning(R"({"activeDeadlineSeconds": 60})");
+  clock_.advance(30s);
+  EXPECT_EQ(pass().requeueAfter, std::optional<Clock::Duration>(29s));  // looks again when it is due
+  clock_.advance(29s);
+  expectStatusPatch();
+  pass();
+  EXPECT_EQ(phase(), "Failed");
+  EXPECT_EQ(job_["status"]["conditions"][2]["reason"], "DeadlineExceeded");
+}
+
+TEST_F(ReconcilerTest, TtlDeletesTheFinishedJobWhenItIsDue) {
+  runToRunning(R"({"ttlSecondsAfterFinished": 10})");
+  addWorkerPod(0, "Succeeded");
+  expectStatusPatch();
+  pass();
+  expectStatusPatch();  // partition released
+  EXPECT_EQ(pass(), Action::requeue(10s));
+  clock_.advance(10s);
+  transport_->expect("DELETE", kJobPath, 200, "{}");
+  EXPECT_EQ(pass(), Action::awaitChange());
+  const Json options = Json::parse(transport_->played().back().seen.body);
+  EXPECT_EQ(options["propagationPolicy"], "Background");
+  EXPECT_EQ(options["preconditions"]["uid"], "uid-bert");
+}
+
+TEST_F(ReconcilerTest, DeletionReleasesThePartitionThenTheFinalizer) {
+  runToRunning();
+  job_["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:05Z";
+  transport_->expect("PATCH", kJobPath, 200, "{}");
+  EXPECT_EQ(pass(), Action::awaitChange());
+  EXPECT_FALSE(partition(kPartition));
+  EXPECT_EQ(Json::parse(transport_->played().back().seen.body)[1]["value"], Json::array());
+}
+
+TEST_F(ReconcilerTest, AJobThatDoesNotFitWaitsWithItsPosition) {
+  vipu::PartitionRequest whole;
+  whole.id = "other";
+  whole.size = 64;
+  ASSERT_TRUE(vipu_->createPartition(whole).ok());
+  job_ = jobObject("");
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::requeue(15s));
+  EXPECT_EQ(phase(), "Queued");
+  EXPECT_EQ(job_["status"]["queuePosition"], 1);
+  EXPECT_NE(job_["status"]["lastMessage"].get<std::string>().find("Waiting for capacity (position 1"),
+            std::string::npos);
+  EXPECT_FALSE(lastStatusPatch_.contains("metadata"));
+  // Waiting again with nothing new writes nothing.
+  EXPECT_EQ(pass(), Action::requeue(15s));
+}
+
+TEST_F(ReconcilerTest, ALauncherThatIsNotRunYetIsAWarning) {
+  job_ = jobObject(R"({"launcher": {"command": ["poprun", "python3", "train.py"]}})");
+  expectStatusPatch();
+  pass();
+  EXPECT_NE(std::find(events_.reasons.begin(), events_.reasons.end(), "Warning LauncherNotRun"),
+            events_.reasons.end());
+}
+
+TEST_F(ReconcilerTest, AnInvalidSpecFailsAndWaitsForAnEdit) {
+  job_ = jobObject(R"({"ipusPerJobInstance": "3"})");
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::awaitChange());
+  EXPECT_EQ(phase(), "Failed");
+  EXPECT_EQ(job_["status"]["conditions"][2]["reason"], "InvalidSpec");
+}
+
+TEST_F(ReconcilerTest, TerminalErrorsAreToldToTheUser) {
+  const auto retry = reconciler_->onError(std::make_shared<const Json>(jobObject("")),
+                                          makeError(ErrorCode::kInvalidArgument, "Pod is invalid"));
+  EXPECT_EQ(retry, ctrl::Retry::kAfterChange);
+  EXPECT_EQ(events_.reasons, std::vector<std::string>{"Warning ReconcileError"});
+  EXPECT_EQ(reconciler_->onError(std::make_shared<const Json>(jobObject("")),
+                                 makeError(ErrorCode::kUnavailable, "down")),
+            ctrl::Retry::kWithBackoff);
+}
+
+}  // namespace
+}  // namespace ipu::controllers
