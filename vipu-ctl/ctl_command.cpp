@@ -1,10 +1,10 @@
-#include "vipu/ctl/ctl_command.h"
+#include "vipu-ctl/ctl_command.h"
 
 #include <charconv>
 #include <map>
 
 #include "cli/flags.h"
-#include "vipu/ctl/output_format.h"
+#include "vipu-ctl/output_format.h"
 #include "vipu/ipu_set.h"
 #include "vipu/partition_planner.h"
 #include "vipu/topology_discovery.h"

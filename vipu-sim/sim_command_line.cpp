@@ -1,4 +1,4 @@
-#include "vipu/sim/sim_command_line.h"
+#include "vipu-sim/sim_command_line.h"
 
 #include <limits>
 
