@@ -32,7 +32,7 @@ if ! proc_alive vipu-sim; then
   # whose jobs, are gone) would hold IPUs that nothing will ever release.
   rm -rf "$cluster_dir/vipu-sim"
   mkdir -p "$cluster_dir/vipu-sim"
-  proc_start vipu-sim "$repo/build/operator/vipu/vipu-sim" --pod pod64 --listen 127.0.0.1:0 \
+  proc_start vipu-sim "$repo/build/vipu-sim/vipu-sim" --pod pod64 --listen 127.0.0.1:0 \
     --port-file "$vipu_port_file" --state-file "$cluster_dir/vipu-sim/state.json" --activation-delay-ms 500
   for _ in $(seq 100); do [[ -s $vipu_port_file ]] && break; sleep 0.1; done
   [[ -s $vipu_port_file ]] || { echo "demo: vipu-sim did not start; see $cluster_dir/logs/vipu-sim.log" >&2; exit 1; }
@@ -71,7 +71,7 @@ capabilities: {.spec.containers[0].securityContext.capabilities}
 {range .spec.containers[0].env[*]}  {.name}={.value}
 {end}'
 phase "the job's partition, as the V-IPU controller (vipu-sim) reports it"
-build/operator/vipu/vipu-ctl --endpoint "$vipu" list
+build/vipu-ctl/vipu-ctl --endpoint "$vipu" list
 phase "status.conditions of ipujob/$job"
 "${kubectl[@]}" get ipujob "$job" -o jsonpath='{range .status.conditions[*]}  {.type}={.status} ({.reason}): {.message}
 {end}'
@@ -93,14 +93,14 @@ done
 "${kubectl[@]}" get ipujobs
 [[ $("${kubectl[@]}" get ipujob "$big" -o jsonpath='{.status.phase}') == Running ]] ||
   { echo "demo: ipujob/$big did not start; see kubectl describe ipujob $big" >&2; exit 1; }
-build/operator/vipu/vipu-ctl --endpoint "$vipu" list
+build/vipu-ctl/vipu-ctl --endpoint "$vipu" list
 job=$big
 
 cat >&2 <<DONE
 
 Everything keeps running. The pod runs on a simulated node (kwok), so no container and no program output exist:
 'kubectl logs' says so. Explore with:
-  export KUBECONFIG=$KUBECONFIG PATH=$bin:$repo/build/operator/vipu:\$PATH
+  export KUBECONFIG=$KUBECONFIG PATH=$bin:$repo/build/vipu-ctl:\$PATH
   kubectl get ipuj -o wide; kubectl describe ipujob $job; vipu-ctl --endpoint $vipu list
   kubectl delete ipujob $job        # the operator releases the partition
 Stop everything with: tools/cluster.sh down

@@ -6,10 +6,10 @@ packages=(
   # build
   cmake ninja-build g++ pkg-config clang-format
   # libraries (DESIGN.md): HTTP/TLS client, YAML, JSON, OpenSSL, gRPC + protobuf for the V-IPU API,
-  # Prometheus metrics (prometheus-cpp's core), tests
+  # Prometheus metrics (prometheus-cpp's core), command-line flags (CLI11), tests
   libcpprest-dev libboost-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-  prometheus-cpp-dev
+  prometheus-cpp-dev libcli11-dev
   libgtest-dev libgmock-dev
   # test cluster: certificates, readiness probes, port checks
   openssl curl iproute2 procps

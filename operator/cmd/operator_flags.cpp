@@ -6,11 +6,11 @@
 #include <set>
 #include <tuple>
 
+#include "cli/flags.h"
 #include "common/log.h"
 #include "ipujob/admission_plan.h"
 #include "ipujob/orphan_partitions.h"
 #include "metrics/bind_address.h"
-#include "vipu/cli/flag_set.h"
 
 namespace ipu::cmd {
 namespace {
@@ -26,13 +26,9 @@ struct RawFlags {
   std::string healthProbeBindAddress = ":8081";
 };
 
-// One FlagSet for parsing and usage, so --help always tells the truth about the defaults.
-vipu::cli::FlagSet makeFlagSet(RawFlags& raw) {
-  vipu::cli::FlagSet set(
-      "ipu-operator [flags]: runs IPUJobs on Graphcore IPUs through V-IPU partitions.\n"
-      "Every flag can also be set in the environment as IPU_OPERATOR_<FLAG> (--log-level: "
-      "IPU_OPERATOR_LOG_LEVEL;\n"
-      "IPU_OPERATOR_VIPU_CONTROLLER takes a comma-separated list); the command line wins.");
+// One set of flags for parsing and usage, so --help always tells the truth about the defaults.
+void defineFlags(cli::Flags& set, RawFlags& raw) {
+  set.showEnvironment(environmentVariableFor);
   OperatorFlags& f = raw.flags;
   set.addString("kubeconfig", &f.kubeconfig,
                 "kubeconfig file (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)", "PATH");
@@ -65,7 +61,14 @@ vipu::cli::FlagSet makeFlagSet(RawFlags& raw) {
   set.addString("health-probe-bind-address", &raw.healthProbeBindAddress,
                 "where /healthz and /readyz are served (HOST:PORT, :PORT, or 0)", "ADDRESS");
   set.addString("log-level", &f.logLevel, "debug, info, warning or error", "LEVEL");
-  return set;
+}
+
+cli::Flags makeFlags() {
+  return cli::Flags("ipu-operator [flags]",
+                    "ipu-operator: runs IPUJobs on Graphcore IPUs through V-IPU partitions.\n"
+                    "Every flag can also be set in the environment as IPU_OPERATOR_<FLAG> (--log-level: "
+                    "IPU_OPERATOR_LOG_LEVEL;\n"
+                    "IPU_OPERATOR_VIPU_CONTROLLER takes a comma-separated list); the command line wins.");
 }
 
 std::vector<std::string> splitCommas(const std::string& text) {
@@ -160,7 +163,8 @@ Result<VipuEndpoint> parseVipuEndpoint(const std::string& text) {
 Result<OperatorFlags> parseOperatorFlags(const std::vector<std::string>& args,
                                          const Environment& environment) {
   RawFlags raw;
-  auto set = makeFlagSet(raw);
+  cli::Flags set = makeFlags();
+  defineFlags(set, raw);
   std::vector<std::string> environmentControllers;
   if (environment) {
     for (const std::string& name : set.names()) {
@@ -171,7 +175,7 @@ Result<OperatorFlags> parseOperatorFlags(const std::vector<std::string>& args,
         environmentControllers = splitCommas(*value);
         continue;
       }
-      if (auto applied = set.set(name, *value); !applied) {
+      if (auto applied = set.preset(name, *value); !applied) {
         return makeError(ErrorCode::kInvalidArgument, variable + ": " + applied.error().message);
       }
     }
@@ -192,7 +196,9 @@ Result<OperatorFlags> parseOperatorFlags(const std::vector<std::string>& args,
 
 std::string operatorUsage() {
   RawFlags raw;
-  return makeFlagSet(raw).usage();
+  cli::Flags set = makeFlags();
+  defineFlags(set, raw);
+  return set.usage();
 }
 
 }  // namespace ipu::cmd

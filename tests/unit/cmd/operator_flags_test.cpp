@@ -1,6 +1,9 @@
 #include "cmd/operator_flags.h"
 
 #include <map>
+#include <sstream>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -146,6 +149,37 @@ TEST(ParseOperatorFlagsTest, HelpNeedsNothingElseAndShowsEveryFlag) {
         "--leader-election-namespace", "--log-level", "--queueing-strategy", "--partition-id-prefix",
         "--metrics-bind-address", "--health-probe-bind-address", "IPU_OPERATOR_"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
+  }
+}
+
+TEST(OperatorUsageTest, NamesEveryFlagWithItsDefaultAndEnvironmentVariable) {
+  // Each flag and what its line in --help gives as the default.
+  const std::vector<std::pair<std::string, std::string>> flags = {
+      {"kubeconfig", "$KUBECONFIG, then in-cluster, then ~/.kube/config"},
+      {"vipu-controller", "at least one is required"},
+      {"queueing-strategy", "(default \"BestEffortFIFO\")"},
+      {"partition-id-prefix", "(default \"k8s\")"},
+      {"workers", "(default 2)"},
+      {"qps", "(default 50.0)"},
+      {"burst", "(default 100)"},
+      {"shm-size", "(default \"10Gi\")"},
+      {"leader-elect", "(default true)"},
+      {"leader-election-namespace", "(default: the kubeconfig's namespace)"},
+      {"metrics-bind-address", "(default \":8080\")"},
+      {"health-probe-bind-address", "(default \":8081\")"},
+      {"log-level", "(default \"info\")"}};
+  std::map<std::string, std::string> lines;  // flag -> its line
+  std::istringstream usage(operatorUsage());
+  for (std::string line; std::getline(usage, line);) {
+    if (!line.starts_with("  --")) continue;
+    lines[line.substr(4, line.find(' ', 4) - 4)] = line;
+  }
+  EXPECT_EQ(lines.size(), flags.size()) << operatorUsage();
+  for (const auto& [flag, defaultText] : flags) {
+    ASSERT_TRUE(lines.contains(flag)) << flag << " is missing from\n" << operatorUsage();
+    EXPECT_NE(lines[flag].find(defaultText), std::string::npos) << lines[flag];
+    EXPECT_NE(lines[flag].find("[env " + environmentVariableFor(flag) + "]"), std::string::npos)
+        << lines[flag];
   }
 }
 

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "fake_clock.h"
-#include "vipu/sim/simulated_pod.h"
+#include "vipu-sim/simulated_pod.h"
 
 namespace ipu::controllers {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "fake_clock.h"
 #include "fake_transport.h"
-#include "vipu/sim/simulated_pod.h"
+#include "vipu-sim/simulated_pod.h"
 
 namespace ipu::controllers {
 namespace {

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "vipu/ctl/ctl_command.h"
-#include "vipu/sim/simulated_pod.h"
+#include "vipu-ctl/ctl_command.h"
+#include "vipu-sim/simulated_pod.h"
 
 namespace ipu::vipu::ctl {
 namespace {

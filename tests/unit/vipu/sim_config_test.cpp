@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "vipu/sim/sim_command_line.h"
+#include "vipu-sim/sim_command_line.h"
 
 namespace ipu::vipu::sim {
 namespace {

@@ -1,4 +1,4 @@
-#include "vipu/sim/simulated_pod.h"
+#include "vipu-sim/simulated_pod.h"
 
 #include <thread>
 

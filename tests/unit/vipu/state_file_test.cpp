@@ -1,4 +1,4 @@
-#include "vipu/sim/state_file.h"
+#include "vipu-sim/state_file.h"
 
 #include <filesystem>
 #include <fstream>
@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "vipu/sim/atomic_file.h"
-#include "vipu/sim/file_lock.h"
-#include "vipu/sim/simulated_pod.h"
+#include "vipu-sim/atomic_file.h"
+#include "vipu-sim/file_lock.h"
+#include "vipu-sim/simulated_pod.h"
 
 namespace ipu::vipu::sim {
 namespace {

@@ -1,12 +1,12 @@
-#include "vipu/cli/config_file.h"
+#include "cli/config_file.h"
 
 #include <algorithm>
 
 #include <yaml-cpp/yaml.h>
 
-namespace ipu::vipu::cli {
+namespace ipu::cli {
 
-Status applyConfigFile(FlagSet& flags, const std::string& path) {
+Status applyConfigFile(Flags& flags, const std::string& path) {
   const std::string where = "config file '" + path + "'";
   YAML::Node document;
   try {
@@ -44,7 +44,7 @@ Status applyConfigFile(FlagSet& flags, const std::string& path) {
       return makeError(ErrorCode::kInvalidArgument, at + " needs a value or a list of values");
     }
     for (const std::string& item : values) {
-      if (Status applied = flags.set(key, item); !applied) {
+      if (Status applied = flags.preset(key, item); !applied) {
         return makeError(ErrorCode::kInvalidArgument, where + ": " + applied.error().message);
       }
     }
@@ -52,4 +52,4 @@ Status applyConfigFile(FlagSet& flags, const std::string& path) {
   return {};
 }
 
-}  // namespace ipu::vipu::cli
+}  // namespace ipu::cli

@@ -1,4 +1,4 @@
-#include "vipu/sim/call_log.h"
+#include "vipu-sim/call_log.h"
 
 #include <cstdio>
 #include <ctime>

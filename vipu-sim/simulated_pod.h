@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "common/result.h"
-#include "vipu/sim/fault_injector.h"
-#include "vipu/sim/sim_state.h"
-#include "vipu/sim/state_file.h"
+#include "vipu-sim/fault_injector.h"
+#include "vipu-sim/sim_state.h"
+#include "vipu-sim/state_file.h"
 #include "vipu/vipu_api.h"
 
 namespace ipu::vipu::sim {

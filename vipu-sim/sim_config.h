@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "common/result.h"
-#include "vipu/sim/fault_injector.h"
-#include "vipu/sim/sim_server.h"
-#include "vipu/sim/sim_state.h"
-#include "vipu/sim/simulated_pod.h"
+#include "vipu-sim/fault_injector.h"
+#include "vipu-sim/sim_server.h"
+#include "vipu-sim/sim_state.h"
+#include "vipu-sim/simulated_pod.h"
 #include "vipu/topology.h"
 
 namespace ipu::vipu::sim {

@@ -1,4 +1,4 @@
-#include "vipu/sim/hardware_model.h"
+#include "vipu-sim/hardware_model.h"
 
 #include <cstdio>
 

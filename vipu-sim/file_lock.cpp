@@ -1,4 +1,4 @@
-#include "vipu/sim/file_lock.h"
+#include "vipu-sim/file_lock.h"
 
 #include <cerrno>
 #include <cstring>

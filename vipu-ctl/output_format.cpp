@@ -1,4 +1,4 @@
-#include "vipu/ctl/output_format.h"
+#include "vipu-ctl/output_format.h"
 
 #include <algorithm>
 #include <map>

@@ -3,10 +3,10 @@
 #include <chrono>
 #include <memory>
 
+#include "vipu-sim/call_log.h"
+#include "vipu-sim/fault_injector.h"
+#include "vipu-sim/simulated_pod.h"
 #include "vipu/proto/virmgrpc.grpc.pb.h"
-#include "vipu/sim/call_log.h"
-#include "vipu/sim/fault_injector.h"
-#include "vipu/sim/simulated_pod.h"
 
 namespace ipu::vipu::sim {
 

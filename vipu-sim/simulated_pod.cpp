@@ -1,12 +1,12 @@
-#include "vipu/sim/simulated_pod.h"
+#include "vipu-sim/simulated_pod.h"
 
 #include <algorithm>
 #include <set>
 
+#include "vipu-sim/hardware_model.h"
 #include "vipu/ipu_set.h"
 #include "vipu/partition_id.h"
 #include "vipu/partition_planner.h"
-#include "vipu/sim/hardware_model.h"
 
 namespace ipu::vipu::sim {
 namespace {

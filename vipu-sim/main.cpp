@@ -4,13 +4,13 @@
 
 #include <pthread.h>
 
-#include "vipu/sim/atomic_file.h"
-#include "vipu/sim/call_log.h"
-#include "vipu/sim/file_lock.h"
-#include "vipu/sim/sim_command_line.h"
-#include "vipu/sim/sim_server.h"
-#include "vipu/sim/simulated_pod.h"
-#include "vipu/sim/user_service.h"
+#include "vipu-sim/atomic_file.h"
+#include "vipu-sim/call_log.h"
+#include "vipu-sim/file_lock.h"
+#include "vipu-sim/sim_command_line.h"
+#include "vipu-sim/sim_server.h"
+#include "vipu-sim/simulated_pod.h"
+#include "vipu-sim/user_service.h"
 
 namespace {
 

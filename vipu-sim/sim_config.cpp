@@ -1,4 +1,4 @@
-#include "vipu/sim/sim_config.h"
+#include "vipu-sim/sim_config.h"
 
 #include <charconv>
 #include <set>

@@ -1,4 +1,4 @@
-#include "vipu/sim/user_service.h"
+#include "vipu-sim/user_service.h"
 
 #include <exception>
 #include <string>

@@ -1,4 +1,4 @@
-#include "vipu/sim/sim_state.h"
+#include "vipu-sim/sim_state.h"
 
 #include <algorithm>
 

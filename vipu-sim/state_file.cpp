@@ -1,12 +1,12 @@
-#include "vipu/sim/state_file.h"
+#include "vipu-sim/state_file.h"
 
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "vipu-sim/atomic_file.h"
 #include "vipu/ipu_set.h"
 #include "vipu/partition_id.h"
-#include "vipu/sim/atomic_file.h"
 
 namespace ipu::vipu::sim {
 namespace {

@@ -1,7 +1,7 @@
 // vipu-ctl: a small admin CLI for any V-IPU endpoint. Wiring only; the commands live in ctl_command.cpp.
 #include <iostream>
 
-#include "vipu/ctl/ctl_command.h"
+#include "vipu-ctl/ctl_command.h"
 #include "vipu/vipu_client.h"
 
 int main(int argc, char** argv) {

@@ -1,4 +1,4 @@
-#include "vipu/sim/atomic_file.h"
+#include "vipu-sim/atomic_file.h"
 
 #include <cerrno>
 #include <cstring>

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "vipu/sim/sim_config.h"
+#include "vipu-sim/sim_config.h"
 
 namespace ipu::vipu::sim {
 

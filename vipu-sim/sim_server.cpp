@@ -1,4 +1,4 @@
-#include "vipu/sim/sim_server.h"
+#include "vipu-sim/sim_server.h"
 
 #include <chrono>
 #include <fstream>

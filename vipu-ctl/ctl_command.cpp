@@ -1,10 +1,10 @@
-#include "vipu/ctl/ctl_command.h"
+#include "vipu-ctl/ctl_command.h"
 
 #include <charconv>
 #include <map>
 
-#include "vipu/cli/flag_set.h"
-#include "vipu/ctl/output_format.h"
+#include "cli/flags.h"
+#include "vipu-ctl/output_format.h"
 #include "vipu/ipu_set.h"
 #include "vipu/partition_planner.h"
 #include "vipu/topology_discovery.h"
@@ -28,7 +28,7 @@ struct GlobalOptions {
   bool json = false;
 };
 
-void defineGlobalFlags(cli::FlagSet& flags, GlobalOptions& options) {
+void defineGlobalFlags(ipu::cli::Flags& flags, GlobalOptions& options) {
   flags.addString("endpoint", &options.endpoint, "V-IPU controller to talk to", "HOST:PORT");
   flags.addInteger<std::int64_t>("timeout-ms", &options.timeoutMs, "deadline of each call", 1, 3600000);
   flags.addInteger<int>("attempts", &options.attempts,
@@ -95,7 +95,7 @@ class Command {
     return kFailed;
   }
   // Parses the subcommand's flags; `positionals` must match `expected` (-1 = any number).
-  bool parseFlags(cli::FlagSet& flags, const std::vector<std::string>& args, int expected,
+  bool parseFlags(ipu::cli::Flags& flags, const std::vector<std::string>& args, int expected,
                   std::vector<std::string>& positionals, int& exitCode);
   Result<VipuApi*> api();
   Result<Topology> discoverTopology(VipuApi& api);
@@ -117,7 +117,7 @@ class Command {
   std::shared_ptr<VipuApi> api_;
 };
 
-bool Command::parseFlags(cli::FlagSet& flags, const std::vector<std::string>& args, int expected,
+bool Command::parseFlags(ipu::cli::Flags& flags, const std::vector<std::string>& args, int expected,
                          std::vector<std::string>& positionals, int& exitCode) {
   Result<std::vector<std::string>> parsed = flags.parse(args);
   if (!parsed) {
@@ -168,7 +168,7 @@ int Command::run(const std::string& name, const std::vector<std::string>& args) 
 
 int Command::list(const std::vector<std::string>& args) {
   std::string allocation;
-  cli::FlagSet flags("vipu-ctl list [--allocation ID]");
+  ipu::cli::Flags flags("vipu-ctl list [--allocation ID]");
   flags.addString("allocation", &allocation, "only partitions of this allocation", "ID");
   std::vector<std::string> positionals;
   int exitCode = kOk;
@@ -190,7 +190,7 @@ int Command::create(const std::vector<std::string>& args) {
   std::uint32_t numGcds = 0;
   std::string routing;
   std::int64_t waitMs = 0;
-  cli::FlagSet flags("vipu-ctl create ID --size N [--ipus LIST | --plan] [flags]");
+  ipu::cli::Flags flags("vipu-ctl create ID --size N [--ipus LIST | --plan] [flags]");
   flags.addInteger<std::uint32_t>("size", &size, "number of IPUs, a power of two", 1, 1u << 16);
   flags.addString("ipus", &ipus, "explicit IPUs, ILD:FIRST-LAST or ILD:IPU, comma-separated (e.g. 0:16-31)",
                   "LIST");
@@ -257,7 +257,7 @@ int Command::create(const std::vector<std::string>& args) {
 
 int Command::remove(const std::vector<std::string>& args) {
   bool force = false;
-  cli::FlagSet flags("vipu-ctl remove ID [--force]");
+  ipu::cli::Flags flags("vipu-ctl remove ID [--force]");
   flags.addBool("force", &force, "remove even when the controller would refuse (partition in use)");
   std::vector<std::string> positionals;
   int exitCode = kOk;
@@ -273,7 +273,7 @@ int Command::remove(const std::vector<std::string>& args) {
 
 int Command::reset(const std::vector<std::string>& args) {
   std::int64_t waitMs = 0;
-  cli::FlagSet flags("vipu-ctl reset ID [--wait-ms N]");
+  ipu::cli::Flags flags("vipu-ctl reset ID [--wait-ms N]");
   flags.addInteger<std::int64_t>("wait-ms", &waitMs,
                                  "then wait up to this long for PS_ACTIVE (0 = do not wait)", 0, 3600000);
   std::vector<std::string> positionals;
@@ -292,7 +292,7 @@ int Command::reset(const std::vector<std::string>& args) {
 }
 
 int Command::status(const std::vector<std::string>& args) {
-  cli::FlagSet flags("vipu-ctl status ID");
+  ipu::cli::Flags flags("vipu-ctl status ID");
   std::vector<std::string> positionals;
   int exitCode = kOk;
   if (!parseFlags(flags, args, 1, positionals, exitCode)) return exitCode;
@@ -306,7 +306,7 @@ int Command::status(const std::vector<std::string>& args) {
 
 int Command::wait(const std::vector<std::string>& args) {
   std::int64_t timeoutMs = 120000;
-  cli::FlagSet flags("vipu-ctl wait ID [--timeout-ms N]");
+  ipu::cli::Flags flags("vipu-ctl wait ID [--timeout-ms N]");
   flags.addInteger<std::int64_t>("timeout-ms", &timeoutMs, "give up after this long", 1, 3600000);
   std::vector<std::string> positionals;
   int exitCode = kOk;
@@ -322,7 +322,7 @@ int Command::wait(const std::vector<std::string>& args) {
 
 int Command::ipuof(const std::vector<std::string>& args) {
   std::optional<std::uint32_t> gcd;
-  cli::FlagSet flags("vipu-ctl ipuof ID [--gcd N]");
+  ipu::cli::Flags flags("vipu-ctl ipuof ID [--gcd N]");
   flags.addOptionalInteger<std::uint32_t>("gcd", &gcd, "only this graph compilation domain", 0, 1u << 16,
                                           "all");
   std::vector<std::string> positionals;
@@ -337,7 +337,7 @@ int Command::ipuof(const std::vector<std::string>& args) {
 }
 
 int Command::attributes(const std::vector<std::string>& args) {
-  cli::FlagSet flags("vipu-ctl attributes [AGENT...]");
+  ipu::cli::Flags flags("vipu-ctl attributes [AGENT...]");
   std::vector<std::string> agents;
   int exitCode = kOk;
   if (!parseFlags(flags, args, -1, agents, exitCode)) return exitCode;
@@ -350,7 +350,7 @@ int Command::attributes(const std::vector<std::string>& args) {
 }
 
 int Command::topology(const std::vector<std::string>& args) {
-  cli::FlagSet flags("vipu-ctl topology");
+  ipu::cli::Flags flags("vipu-ctl topology");
   std::vector<std::string> positionals;
   int exitCode = kOk;
   if (!parseFlags(flags, args, 0, positionals, exitCode)) return exitCode;
@@ -404,11 +404,12 @@ Result<std::vector<PartitionIpu>> parseIpuList(std::string_view text) {
 
 std::string ctlUsage() {
   GlobalOptions defaults;
-  cli::FlagSet flags("vipu-ctl [global flags] COMMAND [ARGS] [flags]");
+  ipu::cli::Flags flags("vipu-ctl [global flags] COMMAND [ARGS] [flags]",
+                        "vipu-ctl: list, create and remove partitions on a V-IPU controller (a real one or "
+                        "vipu-sim).");
   defineGlobalFlags(flags, defaults);
-  return "vipu-ctl: list, create and remove partitions on a V-IPU controller (a real one or vipu-sim).\n\n" +
-         flags.usage() +
-         "\nCommands:\n"
+  return flags.usage() +
+         "Commands:\n"
          "  list [--allocation ID]                        partitions and their ready state\n"
          "  create ID --size N [--ipus LIST | --plan]      create a partition (--wait-ms N to wait for it)\n"
          "  remove ID [--force]                           remove a partition, freeing its IPUs\n"
@@ -425,7 +426,7 @@ std::string ctlUsage() {
 int runCtl(const std::vector<std::string>& args, const ApiFactory& connect, std::ostream& out,
            std::ostream& err) {
   GlobalOptions global;
-  cli::FlagSet flags("vipu-ctl [global flags] COMMAND [ARGS] [flags]");
+  ipu::cli::Flags flags("vipu-ctl [global flags] COMMAND [ARGS] [flags]");
   defineGlobalFlags(flags, global);
   Result<std::vector<std::string>> rest = flags.parse(args, /*stopAtPositional=*/true);
   if (!rest) {

@@ -1,9 +1,9 @@
-#include "vipu/sim/sim_command_line.h"
+#include "vipu-sim/sim_command_line.h"
 
 #include <limits>
 
-#include "vipu/cli/config_file.h"
-#include "vipu/cli/flag_set.h"
+#include "cli/config_file.h"
+#include "cli/flags.h"
 #include "vipu/partition_id.h"
 
 namespace ipu::vipu::sim {
@@ -11,7 +11,12 @@ namespace {
 
 constexpr std::int64_t kMaxDelayMs = 24 * 3600 * 1000;
 
-void defineFlags(cli::FlagSet& flags, SimConfig& config) {
+ipu::cli::Flags makeFlags() {
+  return ipu::cli::Flags("vipu-sim [flags]",
+                         "vipu-sim: a V-IPU controller (virmgrpc.UserService) over a simulated IPU-POD.");
+}
+
+void defineFlags(ipu::cli::Flags& flags, SimConfig& config) {
   flags.addString("config", &config.configFile,
                   "YAML file of settings (flag names as keys, e.g. 'pod: pod128'); flags given here win",
                   "FILE");
@@ -80,12 +85,12 @@ Result<std::string> findConfigFile(const std::vector<std::string>& args) {
 
 Result<SimCommandLine> parseSimCommandLine(const std::vector<std::string>& args) {
   SimCommandLine commandLine;
-  cli::FlagSet flags("vipu-sim [flags]");
+  ipu::cli::Flags flags = makeFlags();
   defineFlags(flags, commandLine.config);
   Result<std::string> configFile = findConfigFile(args);
   if (!configFile) return configFile.error();
   if (!configFile->empty()) {
-    if (Status applied = cli::applyConfigFile(flags, *configFile); !applied) return applied.error();
+    if (Status applied = ipu::cli::applyConfigFile(flags, *configFile); !applied) return applied.error();
   }
   Result<std::vector<std::string>> positionals = flags.parse(args);
   if (!positionals) return positionals.error();
@@ -116,10 +121,10 @@ Result<SimCommandLine> parseSimCommandLine(const std::vector<std::string>& args)
 
 std::string simUsage() {
   SimConfig defaults;
-  cli::FlagSet flags("vipu-sim [flags]");
+  ipu::cli::Flags flags = makeFlags();
   defineFlags(flags, defaults);
-  return "vipu-sim: a V-IPU controller (virmgrpc.UserService) over a simulated IPU-POD.\n\n" + flags.usage() +
-         "\nExit status: 0 after SIGINT/SIGTERM, 1 when it cannot start (state file, address), 2 for bad "
+  return flags.usage() +
+         "Exit status: 0 after SIGINT/SIGTERM, 1 when it cannot start (state file, address), 2 for bad "
          "flags.\n";
 }
 

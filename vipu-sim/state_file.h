@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "vipu/sim/sim_state.h"
+#include "vipu-sim/sim_state.h"
 
 namespace ipu::vipu::sim {
 

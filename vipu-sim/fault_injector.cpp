@@ -1,4 +1,4 @@
-#include "vipu/sim/fault_injector.h"
+#include "vipu-sim/fault_injector.h"
 
 namespace ipu::vipu::sim {
 
