@@ -49,12 +49,14 @@ struct VipuConnections {
   std::vector<controllers::VipuTarget> targets;
 };
 
-Result<VipuConnections> connectVipu(const std::vector<cmd::VipuEndpoint>& endpoints) {
+// Retries of a call that the controller did not answer end when `stop` fires.
+Result<VipuConnections> connectVipu(const std::vector<cmd::VipuEndpoint>& endpoints, std::stop_token stop) {
   VipuConnections connections;
   for (const auto& endpoint : endpoints) {
     vipu::ClientOptions options;
     options.name = endpoint.name;
     options.endpoint = endpoint.host + ":" + std::to_string(endpoint.port);
+    options.stop = stop;
     auto client = vipu::VipuClient::create(options);
     if (!client) return client.error();
     connections.clients.push_back(std::move(*client));
@@ -102,7 +104,7 @@ int main(int argc, char** argv) {
   if (!transport) return fail(transport.error().message);
   kube::RestClient client(std::shared_ptr<kube::Transport>(std::move(*transport)), *config,
                           kube::ClientOptions{.qps = flags->qps, .burst = flags->burst});
-  auto vipu = connectVipu(flags->vipuControllers);
+  auto vipu = connectVipu(flags->vipuControllers, stop.get_token());
   if (!vipu) return fail(vipu.error().message);
   controllers::VipuControllers vipuControllers(vipu->targets);
 

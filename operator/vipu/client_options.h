@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "common/clock.h"
 #include "vipu/backoff.h"
 
 namespace ipu::vipu {
@@ -27,6 +28,10 @@ struct ClientOptions {
   std::chrono::milliseconds callTimeout{10000};  // deadline of each attempt
   RetryPolicy retry;
   std::optional<TlsOptions> tls;
+  // Retries wait on this clock (tests drive it by hand); a stop request ends the wait with Cancelled, so a
+  // stopping operator is never held up by a V-IPU controller that does not answer.
+  Clock* clock = &Clock::real();
+  std::stop_token stop;
 };
 
 }  // namespace ipu::vipu

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include <grpcpp/grpcpp.h>
 
@@ -126,7 +125,9 @@ Status VipuClient::invoke(std::string_view method, std::string_view subject, Cal
       return errorFromGrpc(status, context + ": unavailable after " + std::to_string(attempt) +
                                        (attempt == 1 ? " attempt" : " attempts"));
     }
-    std::this_thread::sleep_for(backoff.next());
+    if (!options_.clock->sleepFor(backoff.next(), options_.stop)) {
+      return makeError(ErrorCode::kCancelled, context + ": stopped while waiting to retry");
+    }
   }
 }
 
@@ -212,7 +213,7 @@ Result<PartitionStatus> VipuClient::getPartitionStatus(const std::string& partit
 
 Result<PartitionStatus> VipuClient::waitUntilActive(const std::string& partitionId,
                                                     std::chrono::milliseconds timeout) {
-  return vipu::waitUntilActive(*this, partitionId, timeout);
+  return vipu::waitUntilActive(*this, partitionId, timeout, kActivationPoll, *options_.clock, options_.stop);
 }
 
 }  // namespace ipu::vipu

@@ -1,13 +1,13 @@
 #include "vipu/wait_until_active.h"
 
 #include <algorithm>
-#include <thread>
 
 namespace ipu::vipu {
 
 Result<PartitionStatus> waitUntilActive(VipuApi& api, const std::string& partitionId,
-                                        std::chrono::milliseconds timeout, BackoffPolicy poll) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+                                        std::chrono::milliseconds timeout, BackoffPolicy poll, Clock& clock,
+                                        std::stop_token stop) {
+  const auto deadline = clock.now() + timeout;
   Backoff backoff(poll);
   while (true) {
     Result<PartitionStatus> status = api.getPartitionStatus(partitionId);
@@ -24,7 +24,7 @@ Result<PartitionStatus> waitUntilActive(VipuApi& api, const std::string& partiti
       return makeError(ErrorCode::kNotFound,
                        "partition '" + partitionId + "' was removed while waiting for it");
     }
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = clock.now();
     if (now >= deadline) {
       return makeError(ErrorCode::kDeadlineExceeded, "partition '" + partitionId + "' is still " +
                                                          toString(status->readyState) + " (" +
@@ -32,7 +32,10 @@ Result<PartitionStatus> waitUntilActive(VipuApi& api, const std::string& partiti
                                                          std::to_string(timeout.count()) + " ms");
     }
     const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
-    std::this_thread::sleep_for(std::min(backoff.next(), remaining + std::chrono::milliseconds(1)));
+    if (!clock.sleepFor(std::min<Clock::Duration>(backoff.next(), remaining + std::chrono::milliseconds(1)),
+                        stop)) {
+      return makeError(ErrorCode::kCancelled, "stopped while waiting for partition '" + partitionId + "'");
+    }
   }
 }
 
