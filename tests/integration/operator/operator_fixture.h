@@ -133,9 +133,9 @@ class OperatorTest : public ClusterTest {
     std::vector<std::string> argv;
     if (!crashAt.empty()) argv = {"/usr/bin/env", "IPU_OPERATOR_CRASH_AT=" + crashAt};
     for (const std::string& arg :
-         {std::string(IPU_OPERATOR_BINARY), std::string("--kubeconfig"), cluster().kubeconfig(),
-          std::string("--log-level"), std::string("debug"), std::string("--metrics-bind-address"),
-          std::string("0"), std::string("--health-probe-bind-address"), std::string("0")}) {
+         {operatorBinary_, std::string("--kubeconfig"), cluster().kubeconfig(), std::string("--log-level"),
+          std::string("debug"), std::string("--metrics-bind-address"), std::string("0"),
+          std::string("--health-probe-bind-address"), std::string("0")}) {
       argv.push_back(arg);
     }
     if (!hasFlag(extraArgs, "--vipu-controller")) {
@@ -232,7 +232,8 @@ class OperatorTest : public ClusterTest {
   std::unique_ptr<vipu::testing::SimProcess> sim_;
   std::unique_ptr<vipu::VipuClient> vipu_;
   std::unique_ptr<BackgroundProcess> operator_;
-  std::string operatorLog_;  // of processes the test replaced
+  std::string operatorLog_;                           // of processes the test replaced
+  std::string operatorBinary_ = IPU_OPERATOR_BINARY;  // what startOperator() starts
 };
 
 }  // namespace ipu::testing

@@ -1,0 +1,59 @@
+// An upgrade with jobs running: the operator as the previous release built it
+// (tools/build-previous-operator.sh, from this repository's history) admits and starts jobs, then stops; the
+// current operator adopts them as they are, with nothing re-created, and finishes them: a job that completes,
+// and a running job deleted by its user.
+#include <filesystem>
+
+#include "operator_fixture.h"
+
+namespace ipu::testing {
+namespace {
+
+class UpgradeTest : public OperatorTest {
+ protected:
+  bool startsOperatorInSetUp() const override { return false; }
+
+  std::string podUid(const std::string& job) {
+    const Json pods = podsOf(job);
+    return pods.size() == 1 ? pods[0]["metadata"].value("uid", "") : "";
+  }
+};
+
+TEST_F(UpgradeTest, JobsStartedByThePreviousVersionFinishUnderThisOne) {
+  if (!std::filesystem::exists(IPU_PREVIOUS_OPERATOR_BINARY)) {
+    GTEST_SKIP() << "no previous operator at " << IPU_PREVIOUS_OPERATOR_BINARY
+                 << " (tools/build-previous-operator.sh needs the commit in this clone's history)";
+  }
+  operatorBinary_ = IPU_PREVIOUS_OPERATOR_BINARY;
+  startOperator();
+  const std::string finishing = createJob(manifestExitingWith(0, "", "25s"));
+  const std::string running = createJob(manifestWith(kFourIpuManifest, ""));
+  ASSERT_TRUE(reachesPhase(finishing, "Running"));
+  ASSERT_TRUE(reachesPhase(running, "Running"));
+  const std::string finishingPod = podUid(finishing);
+  const std::string runningPod = podUid(running);
+  const std::string finishingPartition = jobStatus(finishing)["partitions"][0].value("id", "");
+  ASSERT_FALSE(finishingPod.empty());
+  ASSERT_FALSE(runningPod.empty());
+  ASSERT_TRUE(partition(finishingPartition).has_value());
+
+  operatorBinary_ = IPU_OPERATOR_BINARY;
+  startOperator();  // stops the previous version (SIGTERM) and starts this one
+
+  ASSERT_TRUE(reachesPhase(finishing, "Succeeded", 90s));
+  EXPECT_EQ(podUid(finishing), finishingPod) << "the worker was re-created instead of adopted";
+  EXPECT_TRUE(eventually([&] { return !partition(finishingPartition).has_value(); }, 30s))
+      << "the finished job's partition was not released";
+  EXPECT_EQ(jobStatus(finishing)["partitions"][0].value("state", ""), "Released");
+
+  EXPECT_EQ(phaseOf(running), "Running");
+  EXPECT_EQ(podUid(running), runningPod);
+  EXPECT_EQ(partitions().size(), 1u) << "one partition, the running job's: nothing duplicated";
+  ASSERT_TRUE(kubectl({"delete", "ipujob", running, "--timeout", "60s"}).ok());
+  EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 30s));
+  const std::string log = operator_->stderrText();  // this version's
+  EXPECT_EQ(log.find("\"level\":\"error\""), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace ipu::testing
