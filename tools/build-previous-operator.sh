@@ -4,7 +4,8 @@
 # OUT/build. A build of the same commit is reused. Cold, it takes a few minutes on 2 cores.
 #
 # Usage: tools/build-previous-operator.sh COMMIT OUT
-# Exit status 3 (and a message) when the history does not hold COMMIT, as in a shallow clone.
+# Exit status 3 (and a message, also in OUT/unavailable) when the history does not hold COMMIT, as in a
+# shallow clone.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 [[ $# == 2 ]] || { echo "usage: $0 COMMIT OUT" >&2; exit 2; }
@@ -15,11 +16,12 @@ if [[ -x $binary && $(cat "$out/commit" 2>/dev/null) == "$commit" ]]; then
   echo "$binary"
   exit 0
 fi
+rm -rf "$out"
+mkdir -p "$out"
 if ! git -C "$repo" cat-file -e "$commit^{commit}" 2>/dev/null; then
-  echo "build-previous-operator: commit $commit is not in this repository's history (a shallow clone?)" >&2
+  echo "commit $commit is not in this repository's history (a shallow clone?)" | tee "$out/unavailable" >&2
   exit 3
 fi
-rm -rf "$out"
 mkdir -p "$out/src"
 git -C "$repo" archive "$commit" | tar -x -C "$out/src"
 launcher=()

@@ -38,8 +38,9 @@ IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu
     : jobs_(manager.informer(ipuJobResource())),
       // Only pods with the job label are cached (the operator's own); they map to jobs by ownerReference.
       pods_(manager.informer(kube::ResourceRef::pods(), kube::WatcherConfig{.labelSelector = kJobNameLabel})),
-      admitter_(vipu, jobs_.store(), config.queueingStrategy, std::move(config.admissionPassObserved)),
-      reconciler_(manager.client(), pods_.store(), vipu, admitter_, events, manager.clock(),
+      inventory_(vipu),
+      admitter_(inventory_, jobs_.store(), config.queueingStrategy, std::move(config.admissionPassObserved)),
+      reconciler_(manager.client(), pods_.store(), inventory_, admitter_, events, manager.clock(),
                   std::move(config.reconciler)) {
   const kube::Store& jobs = jobs_.store();
   controller_ =
@@ -61,6 +62,12 @@ IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu
                                  {{"controller", target.name}, {"error", removed.error().toString()}});
                   }
                 }
+              });
+  manager.add("V-IPU inventory", ctrl::RunnableGroup::kWarmup,
+              [this](std::stop_token) { inventory_.refresh(); });
+  manager.add("V-IPU inventory poller", ctrl::RunnableGroup::kLeaderElected,
+              [this, &clock = manager.clock(), interval = config.inventoryPoll](std::stop_token stop) {
+                inventory_.poll(stop, clock, interval);
               });
 }
 

@@ -3,16 +3,20 @@
 #include <functional>
 #include <memory>
 
+#include "admission/admitter.h"
+#include "admission/vipu_controllers.h"
+#include "admission/vipu_inventory.h"
 #include "ctrl/manager.h"
-#include "ipujob/admitter.h"
 #include "ipujob/ipujob_reconciler.h"
-#include "ipujob/vipu_controllers.h"
 #include "kube/event_recorder.h"
 
 namespace ipu::controllers {
 
 struct IpuJobControllerConfig {
   ReconcilerOptions reconciler;
+  // How often every V-IPU controller's partitions are read for admission (changes made outside this operator
+  // are seen after at most this long; its own are seen at once).
+  Clock::Duration inventoryPoll = std::chrono::seconds(5);
   QueueingStrategy queueingStrategy = QueueingStrategy::kBestEffortFifo;
   int workers = 2;
   ctrl::ReconcileObserver reconcileObserved;          // metrics; may be empty
@@ -26,7 +30,9 @@ struct IpuJobControllerConfig {
 //   Watches  IPUJobs again: when a job takes or gives back IPUs (its held partitions change) or leaves the
 //            queue, every waiting job is queued, to be admitted or to learn its new position;
 //   warm-up  the orphan sweep on every V-IPU controller, after the caches synced and before any reconcile
-//            (partitions a killed process created that no IPUJob records).
+//            (partitions a killed process created that no IPUJob records), then a first read of the V-IPU
+//            inventory admission plans from;
+//   leader-elected  the inventory's poller.
 class IpuJobController {
  public:
   static std::unique_ptr<IpuJobController> setup(ctrl::Manager& manager, VipuControllers& vipu,
@@ -42,6 +48,7 @@ class IpuJobController {
  private:
   kube::Informer& jobs_;
   kube::Informer& pods_;
+  VipuInventory inventory_;
   Admitter admitter_;
   IpuJobReconciler reconciler_;
   ctrl::Controller* controller_ = nullptr;

@@ -34,15 +34,15 @@ std::string eventReasonFor(const std::string& phase, const std::string& reason) 
 }  // namespace
 
 IpuJobReconciler::IpuJobReconciler(kube::RestClient& client, const kube::Store& pods,
-                                   VipuControllers& controllers, Admitter& admitter,
-                                   kube::EventRecorder& events, Clock& clock, ReconcilerOptions options)
+                                   VipuInventory& inventory, Admitter& admitter, kube::EventRecorder& events,
+                                   Clock& clock, ReconcilerOptions options)
     : client_(client),
       pods_(pods),
       admitter_(admitter),
       events_(events),
       clock_(clock),
       options_(std::move(options)),
-      partitions_(controllers, admitter, events),
+      partitions_(inventory, admitter, events),
       workers_(client, events, options_.pods),
       finalizer_(client, ipuJobResource(), kCleanupFinalizer) {}
 

@@ -4,15 +4,15 @@
 #include <optional>
 #include <string>
 
+#include "admission/admitter.h"
+#include "admission/vipu_inventory.h"
 #include "api/ipujob.h"
 #include "common/clock.h"
 #include "common/result.h"
 #include "ctrl/finalizer.h"
 #include "ctrl/reconciler.h"
-#include "ipujob/admitter.h"
 #include "ipujob/job_pass.h"
 #include "ipujob/partition_steps.h"
-#include "ipujob/vipu_controllers.h"
 #include "ipujob/worker_observation.h"
 #include "ipujob/worker_steps.h"
 #include "kube/event_recorder.h"
@@ -63,7 +63,7 @@ using ctrl::Action;
 // version read. Safe to call concurrently for different jobs.
 class IpuJobReconciler final : public ctrl::Reconciler {
  public:
-  IpuJobReconciler(kube::RestClient& client, const kube::Store& pods, VipuControllers& controllers,
+  IpuJobReconciler(kube::RestClient& client, const kube::Store& pods, VipuInventory& inventory,
                    Admitter& admitter, kube::EventRecorder& events, Clock& clock = Clock::real(),
                    ReconcilerOptions options = {});
 

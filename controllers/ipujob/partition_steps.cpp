@@ -61,37 +61,40 @@ Result<PartitionsState> PartitionSteps::ensure(JobPass& pass, const api::IpuJobS
 
 Status PartitionSteps::createMissing(JobPass& pass, const api::IpuJobSpec& spec, const VipuTarget& target,
                                      const std::vector<api::PartitionRecord>& missing, bool& fits) {
-  // Where this process's admission planned them; after a restart of the operator, planned again.
-  if (auto admission = admitter_.inFlight(pass.key);
-      admission && admission->decision.placements.size() == pass.status.heldPartitions().size()) {
-    std::vector<vipu::InstancePlacement> placements;
-    for (const auto& partition : missing) {
-      placements.push_back(admission->decision.placements.at(static_cast<std::size_t>(partition.instance)));
-    }
-    return create(pass, target, missing, *admission->planner, placements);
+  // Where this process's admission planned them; after a restart of the operator, placed again.
+  auto admission = admitter_.inFlight(pass.key);
+  if (!admission) {
+    std::vector<int> instances;
+    for (const auto& partition : missing) instances.push_back(partition.instance);
+    auto placed = admitter_.placeMissing(pass.key, target.name, instances,
+                                         static_cast<std::uint32_t>(spec.ipusPerJobInstance));
+    if (!placed) return placed.error();
+    fits = placed->has_value();
+    if (!fits) return {};
+    admission = std::move(**placed);
   }
-  return admitter_.placeMissing(
-      target.name, static_cast<std::uint32_t>(missing.size()),
-      static_cast<std::uint32_t>(spec.ipusPerJobInstance),
-      [&](const vipu::PlanResult& plan, const vipu::PartitionPlanner& planner) -> Status {
-        fits = plan.placed();
-        if (!fits) return {};
-        return create(pass, target, missing, planner, plan.placements);
-      });
+  return create(pass, target, missing, *admission);
 }
 
 Status PartitionSteps::create(const JobPass& pass, const VipuTarget& target,
                               const std::vector<api::PartitionRecord>& partitions,
-                              const vipu::PartitionPlanner& planner,
-                              const std::vector<vipu::InstancePlacement>& placements) {
-  for (std::size_t i = 0; i < partitions.size(); ++i) {
-    const std::string& id = partitions[i].id;
-    auto created =
-        target.api->createPartition(vipu::makePartitionRequest(id, planner.topology(), placements[i]));
+                              const Admission& admission) {
+  for (const auto& partition : partitions) {
+    const vipu::InstancePlacement* placement = admission.placementOf(partition.instance);
+    if (placement == nullptr) {
+      return makeError(ErrorCode::kInternal, "no placement was planned for partition " + partition.id);
+    }
+    auto created = target.api->createPartition(
+        vipu::makePartitionRequest(partition.id, admission.planner->topology(), *placement));
     // ALREADY_EXISTS: ours, created by an earlier attempt whose answer was lost.
     if (!created && created.error().code != ErrorCode::kAlreadyExists) return created.error();
+    vipu::Partition known;
+    known.id = partition.id;
+    known.spec.ipus = placement->ipus;
+    known.readyState = vipu::ReadyState::kPending;
+    inventory_.partitionCreated(target.name, std::move(known));
     events_.record(kube::referenceTo(pass.object), kube::EventType::kNormal, "PartitionCreated",
-                   "Created V-IPU partition " + id + " (" + std::to_string(partitions[i].size) +
+                   "Created V-IPU partition " + partition.id + " (" + std::to_string(partition.size) +
                        " IPUs) on " + target.name);
     failpoint("ipujob/after-partition-created");
   }
@@ -125,6 +128,7 @@ Status PartitionSteps::release(JobPass& pass) {
     }
     auto removed = target->api->removePartition(partition.id, /*force=*/true);
     if (!removed && removed.error().code != ErrorCode::kNotFound) return removed.error();
+    inventory_.partitionRemoved(partition.controller, partition.id);
     partition.state = kPartitionReleased;
     log::info("removed partition", {{"job", pass.key}, {"partition", partition.id}});
   }

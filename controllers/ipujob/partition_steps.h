@@ -5,11 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "admission/admitter.h"
+#include "admission/vipu_controllers.h"
+#include "admission/vipu_inventory.h"
 #include "api/ipujob.h"
 #include "common/result.h"
-#include "ipujob/admitter.h"
 #include "ipujob/job_pass.h"
-#include "ipujob/vipu_controllers.h"
 #include "kube/event_recorder.h"
 
 namespace ipu::controllers {
@@ -33,8 +34,8 @@ struct PartitionsState {
 // reset for a restart, released at the end. Every step is idempotent: an id V-IPU already has is ours.
 class PartitionSteps {
  public:
-  PartitionSteps(VipuControllers& controllers, Admitter& admitter, kube::EventRecorder& events)
-      : controllers_(controllers), admitter_(admitter), events_(events) {}
+  PartitionSteps(VipuInventory& inventory, Admitter& admitter, kube::EventRecorder& events)
+      : controllers_(inventory.controllers()), inventory_(inventory), admitter_(admitter), events_(events) {}
 
   // Creates the recorded partitions V-IPU lacks (where the admission in flight planned them, or planned
   // again after a restart of the operator) and reports whether all are active. FailedPrecondition when the
@@ -46,13 +47,14 @@ class PartitionSteps {
   Status release(JobPass& pass);
 
  private:
+  // Creates each partition where `admission` placed its instance, and tells the inventory at once.
   Status create(const JobPass& pass, const VipuTarget& target,
-                const std::vector<api::PartitionRecord>& partitions, const vipu::PartitionPlanner& planner,
-                const std::vector<vipu::InstancePlacement>& placements);
+                const std::vector<api::PartitionRecord>& partitions, const Admission& admission);
   Status createMissing(JobPass& pass, const api::IpuJobSpec& spec, const VipuTarget& target,
                        const std::vector<api::PartitionRecord>& missing, bool& fits);
 
   VipuControllers& controllers_;
+  VipuInventory& inventory_;
   Admitter& admitter_;
   kube::EventRecorder& events_;
 };

@@ -8,7 +8,7 @@
 
 #include "cli/flags.h"
 #include "common/log.h"
-#include "ipujob/admission_plan.h"
+#include "admission/admission_plan.h"
 #include "ipujob/orphan_partitions.h"
 #include "metrics/bind_address.h"
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "ipujob/admission_plan.h"
+#include "admission/admission_plan.h"
 #include "metrics/bind_address.h"
 
 namespace ipu::cmd {

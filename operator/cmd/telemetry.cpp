@@ -3,7 +3,7 @@
 #include <map>
 #include <utility>
 
-#include "ipujob/admitter.h"
+#include "admission/admitter.h"
 #include "ipujob/job_status.h"
 
 namespace ipu::cmd {

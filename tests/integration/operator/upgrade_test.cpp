@@ -20,11 +20,15 @@ class UpgradeTest : public OperatorTest {
 };
 
 TEST_F(UpgradeTest, JobsStartedByThePreviousVersionFinishUnderThisOne) {
-  if (!std::filesystem::exists(IPU_PREVIOUS_OPERATOR_BINARY)) {
-    GTEST_SKIP() << "no previous operator at " << IPU_PREVIOUS_OPERATOR_BINARY
-                 << " (tools/build-previous-operator.sh needs the commit in this clone's history)";
+  const std::string previous = IPU_PREVIOUS_OPERATOR_DIR "/build/operator/ipu-operator";
+  if (const std::string unavailable = readFile(IPU_PREVIOUS_OPERATOR_DIR "/unavailable");
+      !unavailable.empty()) {
+    GTEST_SKIP() << "no previous operator to upgrade from: " << unavailable;
   }
-  operatorBinary_ = IPU_PREVIOUS_OPERATOR_BINARY;
+  ASSERT_TRUE(std::filesystem::exists(previous))
+      << previous
+      << " was not built: see the upgrade.previous-operator test (tools/build-previous-operator.sh)";
+  operatorBinary_ = previous;
   startOperator();
   const std::string finishing = createJob(manifestExitingWith(0, "", "25s"));
   const std::string running = createJob(manifestWith(kFourIpuManifest, ""));

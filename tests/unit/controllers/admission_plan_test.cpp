@@ -1,4 +1,4 @@
-#include "ipujob/admission_plan.h"
+#include "admission/admission_plan.h"
 
 #include <gtest/gtest.h>
 

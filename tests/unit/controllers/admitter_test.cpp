@@ -1,7 +1,7 @@
 // The Admitter and VipuControllers over an in-memory V-IPU (vipu-sim's SimulatedPod) and a cache filled by
 // hand: queue order and positions, IPUs assumed taken while a winner writes, recorded-but-missing partitions
 // reserved, an unreachable controller reported as such, the topology cache.
-#include "ipujob/admitter.h"
+#include "admission/admitter.h"
 
 #include <gtest/gtest.h>
 
@@ -84,7 +84,9 @@ class AdmitterTest : public ::testing::Test {
     flaky_ = std::make_unique<FlakyVipu>(*sim_);
     controllers_ = std::make_unique<VipuControllers>(
         std::vector<VipuTarget>{{"pod64", "vipu", 8090, flaky_.get()}}, clock_, std::chrono::minutes(5));
-    admitter_ = std::make_unique<Admitter>(*controllers_, store_);
+    inventory_ = std::make_unique<VipuInventory>(*controllers_);
+    inventory_->refresh();
+    admitter_ = std::make_unique<Admitter>(*inventory_, store_);
   }
 
   void add(Json object) {
@@ -103,6 +105,7 @@ class AdmitterTest : public ::testing::Test {
   std::unique_ptr<vipu::sim::SimulatedPod> sim_;
   std::unique_ptr<FlakyVipu> flaky_;
   std::unique_ptr<VipuControllers> controllers_;
+  std::unique_ptr<VipuInventory> inventory_;
   kube::Store store_;
   std::unique_ptr<Admitter> admitter_;
 };
@@ -155,6 +158,30 @@ TEST_F(AdmitterTest, AWinnersIpusStayTakenWhileItsAdmissionIsInFlight) {
   EXPECT_EQ(decide("ns/urgent").kind, Kind::kAdmit);
 }
 
+TEST_F(AdmitterTest, ABurstOfWaitingJobsCostsOnePass) {
+  add(job("first", "64", "2026-01-01T00:00:01Z"));
+  add(job("second", "64", "2026-01-01T00:00:02Z"));
+  add(job("third", "64", "2026-01-01T00:00:03Z"));
+  vipu::PartitionRequest whole;
+  whole.id = "taken";
+  whole.size = 64;
+  ASSERT_TRUE(sim_->createPartition(whole).ok());
+  inventory_->refresh();
+  EXPECT_EQ(decide("ns/first").position, 1);
+  EXPECT_EQ(decide("ns/second").position, 2);
+  // A waiting job's own status write (its position, its message) is not a reason to plan again ...
+  Json third = job("third", "64", "2026-01-01T00:00:03Z", {{"phase", "Queued"}, {"queuePosition", 3}});
+  third["metadata"]["resourceVersion"] = "2";
+  add(third);
+  EXPECT_EQ(decide("ns/third").position, 3);
+  EXPECT_EQ(admitter_->passes(), 1u);
+  // ... while a change of what a pass reads is: capacity given back.
+  ASSERT_TRUE(sim_->removePartition("taken", true).ok());
+  inventory_->partitionRemoved("pod64", "taken");
+  EXPECT_EQ(decide("ns/first").kind, Kind::kAdmit);
+  EXPECT_EQ(admitter_->passes(), 2u);
+}
+
 TEST_F(AdmitterTest, PartitionsRecordedButNotCreatedAreReserved) {
   // A process died between writing the ids and creating the partition: its 64 IPUs are still promised.
   add(job("admitted", "64", "2026-01-01T00:00:01Z", holding("Creating", "k8s_ns_admitted_0", 64, "Planned")));
@@ -165,12 +192,14 @@ TEST_F(AdmitterTest, PartitionsRecordedButNotCreatedAreReserved) {
 TEST_F(AdmitterTest, AnUnreachableControllerIsAnErrorNotAFullCluster) {
   add(job("waiting", "4", "2026-01-01T00:00:01Z"));
   flaky_->down = true;
+  inventory_->refresh();
   auto decided = admitter_->decide("ns/waiting");
   ASSERT_FALSE(decided.ok()) << "no decision may be made without the controller";
   EXPECT_EQ(decided.error().code, ErrorCode::kUnavailable);
   EXPECT_NE(decided.error().message.find("V-IPU controller pod64 is unavailable"), std::string::npos)
       << decided.error().message;
   flaky_->down = false;
+  inventory_->refresh();
   EXPECT_EQ(decide("ns/waiting").kind, Kind::kAdmit);
 }
 

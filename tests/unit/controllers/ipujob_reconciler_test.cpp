@@ -60,12 +60,14 @@ class ReconcilerTest : public ::testing::Test {
     vipu_ = std::move(*pod);
     controllers_ = std::make_unique<VipuControllers>(
         std::vector<VipuTarget>{{"pod64", "vipu.example", 8090, vipu_.get()}}, clock_);
-    admitter_ = std::make_unique<Admitter>(*controllers_, jobs_);
+    inventory_ = std::make_unique<VipuInventory>(*controllers_);
+    inventory_->refresh();
+    admitter_ = std::make_unique<Admitter>(*inventory_, jobs_);
     ReconcilerOptions options;
     options.hooks.admitted = [this](double) { ++admittedHooks_; };
     options.hooks.running = [this](double) { ++runningHooks_; };
-    reconciler_ = std::make_unique<IpuJobReconciler>(client_, pods_, *controllers_, *admitter_, events_,
-                                                     clock_, options);
+    reconciler_ =
+        std::make_unique<IpuJobReconciler>(client_, pods_, *inventory_, *admitter_, events_, clock_, options);
     for (auto* store : {&jobs_, &pods_}) {
       store->apply({kube::WatcherEvent::Kind::kInit, nullptr});
       store->apply({kube::WatcherEvent::Kind::kInitDone, nullptr});
@@ -151,6 +153,7 @@ class ReconcilerTest : public ::testing::Test {
   kube::RestClient client_{transport_, kube::ClusterConfig{}, kube::ClientOptions{}, clock_};
   std::unique_ptr<vipu::sim::SimulatedPod> vipu_;
   std::unique_ptr<VipuControllers> controllers_;
+  std::unique_ptr<VipuInventory> inventory_;
   kube::Store jobs_;
   kube::Store pods_;
   std::unique_ptr<Admitter> admitter_;
@@ -361,6 +364,7 @@ TEST_F(ReconcilerTest, AJobThatDoesNotFitWaitsWithItsPosition) {
   whole.id = "other";
   whole.size = 64;
   ASSERT_TRUE(vipu_->createPartition(whole).ok());
+  inventory_->refresh();  // made outside the operator: admission sees it once the inventory is read
   job_ = jobObject("");
   expectStatusPatch();
   EXPECT_EQ(pass(), Action::requeue(15s));

@@ -1,4 +1,4 @@
-#include "ipujob/vipu_controllers.h"
+#include "admission/vipu_controllers.h"
 
 #include <utility>
 

@@ -1,0 +1,143 @@
+// The V-IPU inventory admission plans from: reads, a failed read, the operator's own creates and removes seen
+// at once, and an own change that happens while a read is in flight (the read predates it) not lost.
+#include "admission/vipu_inventory.h"
+
+#include <gtest/gtest.h>
+
+#include "fake_clock.h"
+#include "vipu-sim/simulated_pod.h"
+
+namespace ipu::controllers {
+namespace {
+
+// Forwards to the in-memory V-IPU; can fail, and can run `duringList` after the answer was taken and before
+// it is returned (a change racing with the read).
+class ScriptedVipu final : public vipu::VipuApi {
+ public:
+  explicit ScriptedVipu(vipu::VipuApi& inner) : inner_(inner) {}
+  Result<std::vector<vipu::Partition>> listPartitions(const std::string& allocation) override {
+    if (down) return makeError(ErrorCode::kUnavailable, "connection refused");
+    auto answer = inner_.listPartitions(allocation);
+    if (duringList) std::exchange(duringList, nullptr)();
+    return answer;
+  }
+  Result<std::vector<vipu::AgentIpuAttributes>> listIpuAttributes(
+      const std::vector<std::string>& a) override {
+    return inner_.listIpuAttributes(a);
+  }
+  Result<std::string> createPartition(const vipu::PartitionRequest& r) override {
+    return inner_.createPartition(r);
+  }
+  Status removePartition(const std::string& id, bool force) override {
+    return inner_.removePartition(id, force);
+  }
+  Status resetPartition(const std::string& id) override { return inner_.resetPartition(id); }
+  Result<vipu::IpuofConfig> getPartitionIpuofConfig(const std::string& id,
+                                                    std::optional<std::uint32_t> g) override {
+    return inner_.getPartitionIpuofConfig(id, g);
+  }
+  Result<vipu::PartitionStatus> getPartitionStatus(const std::string& id) override {
+    return inner_.getPartitionStatus(id);
+  }
+
+  bool down = false;
+  std::function<void()> duringList;
+
+ private:
+  vipu::VipuApi& inner_;
+};
+
+class VipuInventoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto pod = vipu::sim::SimulatedPod::open(*vipu::Topology::forPod("pod64", "pod64"), {},
+                                             vipu::sim::SimBehaviour{}, nullptr, std::nullopt);
+    ASSERT_TRUE(pod.ok());
+    sim_ = std::move(*pod);
+    vipu_ = std::make_unique<ScriptedVipu>(*sim_);
+    controllers_ = std::make_unique<VipuControllers>(
+        std::vector<VipuTarget>{{"pod64", "vipu", 8090, vipu_.get()}}, clock_);
+    inventory_ = std::make_unique<VipuInventory>(*controllers_);
+  }
+
+  // Creates a 4-IPU partition in V-IPU, as the operator does.
+  vipu::Partition create(const std::string& id) {
+    vipu::PartitionRequest request;
+    request.id = id;
+    request.size = 4;
+    EXPECT_TRUE(sim_->createPartition(request).ok());
+    for (const auto& partition : *sim_->listPartitions("")) {
+      if (partition.id == id) return partition;
+    }
+    return {};
+  }
+
+  std::vector<std::string> ids() {
+    std::vector<std::string> out;
+    for (const auto& partition : inventory_->view("pod64")->partitions) out.push_back(partition.id);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  testing::FakeClock clock_;
+  std::unique_ptr<vipu::sim::SimulatedPod> sim_;
+  std::unique_ptr<ScriptedVipu> vipu_;
+  std::unique_ptr<VipuControllers> controllers_;
+  std::unique_ptr<VipuInventory> inventory_;
+};
+
+TEST_F(VipuInventoryTest, AReadShowsTheTopologyAndThePartitions) {
+  EXPECT_EQ(inventory_->view("pod64"), nullptr) << "nothing is known before the first read";
+  create("a");
+  ASSERT_TRUE(inventory_->refresh("pod64").ok());
+  ASSERT_NE(inventory_->view("pod64")->planner, nullptr);
+  EXPECT_EQ(inventory_->view("pod64")->planner->topology().totalIpus(), 64u);
+  EXPECT_EQ(ids(), std::vector<std::string>{"a"});
+}
+
+TEST_F(VipuInventoryTest, AFailedReadKeepsWhatWasKnownAndSaysWhy) {
+  ASSERT_TRUE(inventory_->refresh("pod64").ok());
+  const auto before = inventory_->version();
+  vipu_->down = true;
+  EXPECT_FALSE(inventory_->refresh("pod64").ok());
+  ASSERT_TRUE(inventory_->view("pod64")->error.has_value());
+  EXPECT_EQ(inventory_->view("pod64")->error->code, ErrorCode::kUnavailable);
+  EXPECT_GT(inventory_->version(), before);
+  vipu_->down = false;
+  ASSERT_TRUE(inventory_->refresh("pod64").ok());
+  EXPECT_FALSE(inventory_->view("pod64")->error.has_value());
+}
+
+TEST_F(VipuInventoryTest, OwnChangesAreSeenAtOnce) {
+  ASSERT_TRUE(inventory_->refresh("pod64").ok());
+  inventory_->partitionCreated("pod64", create("mine"));
+  EXPECT_EQ(ids(), std::vector<std::string>{"mine"});
+  ASSERT_TRUE(sim_->removePartition("mine", true).ok());
+  inventory_->partitionRemoved("pod64", "mine");
+  EXPECT_TRUE(ids().empty());
+}
+
+TEST_F(VipuInventoryTest, AReadThatPredatesAnOwnCreateDoesNotLoseIt) {
+  ASSERT_TRUE(inventory_->refresh("pod64").ok());
+  // The answer is taken, then the operator creates a partition, then the (older) answer arrives.
+  vipu_->duringList = [this] { inventory_->partitionCreated("pod64", create("racing")); };
+  ASSERT_TRUE(inventory_->refresh("pod64").ok());
+  EXPECT_EQ(ids(), std::vector<std::string>{"racing"}) << "admission would hand these IPUs out twice";
+  // A later read shows it by itself; the kept change is dropped then.
+  ASSERT_TRUE(inventory_->refresh("pod64").ok());
+  EXPECT_EQ(ids(), std::vector<std::string>{"racing"});
+}
+
+TEST_F(VipuInventoryTest, AReadThatPredatesAnOwnRemoveDoesNotBringItBack) {
+  inventory_->partitionCreated("pod64", create("going"));
+  ASSERT_TRUE(inventory_->refresh("pod64").ok());
+  vipu_->duringList = [this] {
+    ASSERT_TRUE(sim_->removePartition("going", true).ok());
+    inventory_->partitionRemoved("pod64", "going");
+  };
+  ASSERT_TRUE(inventory_->refresh("pod64").ok());
+  EXPECT_TRUE(ids().empty());
+}
+
+}  // namespace
+}  // namespace ipu::controllers
