@@ -137,7 +137,7 @@ Status Manager::lead(std::stop_token stop) {
   leading_ = true;
   for (const auto& observer : leadingObservers_) observer(true);
   Status started = startCaches(stop);
-  if (started) {
+  if (started && !stop.stop_requested()) {
     for (auto& runnable : runnables_) {
       if (runnable.group != RunnableGroup::kWarmup || stop.stop_requested()) continue;
       log::info("warm-up", {{"runnable", runnable.name}});
@@ -164,10 +164,10 @@ Status Manager::startCaches(std::stop_token stop) {
   for (auto& shared : informers_) shared.informer->start();
   const auto deadline = std::chrono::steady_clock::now() + options_.cacheSyncTimeout;
   for (auto& shared : informers_) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (stop.stop_requested()) return makeError(ErrorCode::kCancelled, "stopped before the caches synced");
-    if (!shared.informer->waitForSync(std::max(left, std::chrono::milliseconds(0)))) {
+    // In slices, so that a stop while an API server does not answer is not held up by the sync timeout.
+    while (!shared.informer->waitForSync(std::chrono::milliseconds(100))) {
+      if (stop.stop_requested()) return {};  // a stop while starting is a clean stop, not a failure
+      if (std::chrono::steady_clock::now() < deadline) continue;
       log::error("informer cache did not sync", {{"resource", shared.resource.resource}});
       return makeError(ErrorCode::kDeadlineExceeded,
                        "the cache of " + shared.resource.resource + " did not sync within " +

@@ -2,9 +2,12 @@
 // against a simulated POD256 (so 256 run and 44 queue), through the real ipu-operator and vipu-sim.
 // Measures create -> Running latency (p50/p99), how long the queue takes to show every waiting job its
 // distinct position, and how long deleting every job takes to release every partition.
-// Usage: operator_bench [OUTPUT.json]; JSON also goes to stdout.
+// Also counts the write conflicts (409) the operator logged. Usage: operator_bench [OUTPUT.json]; JSON also
+// goes to stdout. IPU_BENCH_OPERATOR names another ipu-operator binary to measure (e.g. the previous
+// release's, built by tools/build-previous-operator.sh), for back-to-back comparisons on one machine.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -93,11 +96,12 @@ int main(int argc, char** argv) try {
   auto vipu = ipu::vipu::VipuClient::create(vipuOptions);
   check(vipu.ok(), "vipu client");
   const std::string metricsAddress = "127.0.0.1:" + std::to_string(ipu::testing::freeLoopbackPort());
-  ipu::testing::BackgroundProcess op({IPU_OPERATOR_BINARY, "--kubeconfig", cluster.kubeconfig(),
-                                      "--vipu-controller", "pod64=" + sim->endpoint(), "--leader-elect=false",
-                                      "--workers", "4", "--qps", "500", "--burst", "1000",
-                                      "--metrics-bind-address", metricsAddress, "--health-probe-bind-address",
-                                      "0", "--log-level", "warning"});
+  const char* other = std::getenv("IPU_BENCH_OPERATOR");
+  const std::string binary = other != nullptr && *other != '\0' ? other : IPU_OPERATOR_BINARY;
+  ipu::testing::BackgroundProcess op(
+      {binary, "--kubeconfig", cluster.kubeconfig(), "--vipu-controller", "pod64=" + sim->endpoint(),
+       "--leader-elect=false", "--workers", "4", "--qps", "500", "--burst", "1000", "--metrics-bind-address",
+       metricsAddress, "--health-probe-bind-address", "0", "--log-level", "warning"});
 
   std::map<std::string, Clock::time_point> created;
   const auto start = Clock::now();
@@ -172,7 +176,13 @@ int main(int argc, char** argv) try {
     std::cerr << "operator_bench: namespace " << ns << " kept\n";
   std::filesystem::remove_all(directory);
 
+  std::size_t conflicts = 0;
+  const std::string log = op.stderrText();
+  for (auto at = log.find("Conflict:"); at != std::string::npos; at = log.find("Conflict:", at + 1))
+    ++conflicts;
   const Json result = {{"benchmark", "operator_admission"},
+                       {"operator_binary", binary},
+                       {"write_conflicts_logged", conflicts},
                        {"jobs", kJobs},
                        {"ipus", kIpus},
                        {"create_seconds", createSeconds},

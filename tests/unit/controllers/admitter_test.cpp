@@ -6,49 +6,15 @@
 #include <gtest/gtest.h>
 
 #include "fake_clock.h"
+#include "scripted_vipu.h"
 #include "vipu-sim/simulated_pod.h"
 
 namespace ipu::controllers {
 namespace {
 
+using testing::ScriptedVipu;
+
 using Kind = AdmissionDecision::Kind;
-
-// A V-IPU whose calls can be made to fail, and which counts ListIPUAttributes calls.
-class FlakyVipu final : public vipu::VipuApi {
- public:
-  explicit FlakyVipu(vipu::VipuApi& inner) : inner_(inner) {}
-
-  Result<std::vector<vipu::Partition>> listPartitions(const std::string& allocation) override {
-    if (down) return makeError(ErrorCode::kUnavailable, "connection refused");
-    return inner_.listPartitions(allocation);
-  }
-  Result<std::vector<vipu::AgentIpuAttributes>> listIpuAttributes(
-      const std::vector<std::string>& agents) override {
-    ++attributeCalls;
-    if (down) return makeError(ErrorCode::kUnavailable, "connection refused");
-    return inner_.listIpuAttributes(agents);
-  }
-  Result<std::string> createPartition(const vipu::PartitionRequest& request) override {
-    return inner_.createPartition(request);
-  }
-  Status removePartition(const std::string& id, bool force) override {
-    return inner_.removePartition(id, force);
-  }
-  Status resetPartition(const std::string& id) override { return inner_.resetPartition(id); }
-  Result<vipu::IpuofConfig> getPartitionIpuofConfig(const std::string& id,
-                                                    std::optional<std::uint32_t> gcd) override {
-    return inner_.getPartitionIpuofConfig(id, gcd);
-  }
-  Result<vipu::PartitionStatus> getPartitionStatus(const std::string& id) override {
-    return inner_.getPartitionStatus(id);
-  }
-
-  bool down = false;
-  int attributeCalls = 0;
-
- private:
-  vipu::VipuApi& inner_;
-};
 
 Json job(const std::string& name, const std::string& ipus, const std::string& created,
          Json status = nullptr) {
@@ -81,7 +47,7 @@ class AdmitterTest : public ::testing::Test {
                                              vipu::sim::SimBehaviour{}, nullptr, std::nullopt);
     ASSERT_TRUE(pod.ok());
     sim_ = std::move(*pod);
-    flaky_ = std::make_unique<FlakyVipu>(*sim_);
+    flaky_ = std::make_unique<ScriptedVipu>(*sim_);
     controllers_ = std::make_unique<VipuControllers>(
         std::vector<VipuTarget>{{"pod64", "vipu", 8090, flaky_.get()}}, clock_, std::chrono::minutes(5));
     inventory_ = std::make_unique<VipuInventory>(*controllers_);
@@ -103,7 +69,7 @@ class AdmitterTest : public ::testing::Test {
 
   testing::FakeClock clock_;
   std::unique_ptr<vipu::sim::SimulatedPod> sim_;
-  std::unique_ptr<FlakyVipu> flaky_;
+  std::unique_ptr<ScriptedVipu> flaky_;
   std::unique_ptr<VipuControllers> controllers_;
   std::unique_ptr<VipuInventory> inventory_;
   kube::Store store_;

@@ -5,47 +5,13 @@
 #include <gtest/gtest.h>
 
 #include "fake_clock.h"
+#include "scripted_vipu.h"
 #include "vipu-sim/simulated_pod.h"
 
 namespace ipu::controllers {
 namespace {
 
-// Forwards to the in-memory V-IPU; can fail, and can run `duringList` after the answer was taken and before
-// it is returned (a change racing with the read).
-class ScriptedVipu final : public vipu::VipuApi {
- public:
-  explicit ScriptedVipu(vipu::VipuApi& inner) : inner_(inner) {}
-  Result<std::vector<vipu::Partition>> listPartitions(const std::string& allocation) override {
-    if (down) return makeError(ErrorCode::kUnavailable, "connection refused");
-    auto answer = inner_.listPartitions(allocation);
-    if (duringList) std::exchange(duringList, nullptr)();
-    return answer;
-  }
-  Result<std::vector<vipu::AgentIpuAttributes>> listIpuAttributes(
-      const std::vector<std::string>& a) override {
-    return inner_.listIpuAttributes(a);
-  }
-  Result<std::string> createPartition(const vipu::PartitionRequest& r) override {
-    return inner_.createPartition(r);
-  }
-  Status removePartition(const std::string& id, bool force) override {
-    return inner_.removePartition(id, force);
-  }
-  Status resetPartition(const std::string& id) override { return inner_.resetPartition(id); }
-  Result<vipu::IpuofConfig> getPartitionIpuofConfig(const std::string& id,
-                                                    std::optional<std::uint32_t> g) override {
-    return inner_.getPartitionIpuofConfig(id, g);
-  }
-  Result<vipu::PartitionStatus> getPartitionStatus(const std::string& id) override {
-    return inner_.getPartitionStatus(id);
-  }
-
-  bool down = false;
-  std::function<void()> duringList;
-
- private:
-  vipu::VipuApi& inner_;
-};
+using testing::ScriptedVipu;
 
 class VipuInventoryTest : public ::testing::Test {
  protected:
