@@ -125,20 +125,10 @@ Result<Action> IpuJobReconciler::finished(JobPass& pass) {
     failpoint("ipujob/before-release");
     if (auto released = partitions_.release(pass); !released) return released.error();
   }
-  // Workers still running (the others of a failed job) go first: they would hold nothing but a dead
-  // partition.
-  const std::string uid = stringMember(pass.object["metadata"], "uid");
   const auto spec = api::parseIpuJobSpec(member(pass.object, "spec"));
-  const auto cleanPolicy = spec ? spec->cleanPodPolicy : api::CleanPodPolicy::kNone;
-  const std::string keep = workerPodName(stringMember(pass.object["metadata"], "name"), 0);  // its logs
-  std::vector<kube::ObjectPtr> doomed;
-  for (const kube::ObjectPtr& pod : pods_.listOwnedBy(uid)) {
-    const bool workerZero = stringMember((*pod)["metadata"], "name") == keep;
-    if (!podFinished(*pod) || cleanPolicy == api::CleanPodPolicy::kAll ||
-        (cleanPolicy == api::CleanPodPolicy::kWorkers && !workerZero)) {
-      doomed.push_back(pod);
-    }
-  }
+  const auto doomed = podsToRemoveAtEnd(pods_.listOwnedBy(stringMember(pass.object["metadata"], "uid")),
+                                        spec ? spec->cleanPodPolicy : api::CleanPodPolicy::kNone,
+                                        stringMember(pass.object["metadata"], "name"));
   if (auto removed = workers_.remove(doomed); !removed) return removed.error();
   return removeAfterTtl(pass);
 }
@@ -365,17 +355,9 @@ void IpuJobReconciler::announce(const JobPass& pass) {
 
 void IpuJobReconciler::warnIfLauncherNotRun(const JobPass& pass, const api::IpuJobSpec& spec) {
   // Parsed but not acted on: say so loudly rather than let the job look as if its launcher ran.
-  std::string what;
-  if (!spec.launcherCommand.empty()) what = "launcher.command is set";
-  if (spec.workersPerJobInstance > 1) {
-    what += (what.empty() ? "" : " and ") + std::string("workersPerJobInstance is ") +
-            std::to_string(spec.workersPerJobInstance);
+  if (auto message = launcherNotRunMessage(spec)) {
+    events_.record(kube::referenceTo(pass.object), kube::EventType::kWarning, "LauncherNotRun", *message);
   }
-  if (what.empty()) return;
-  events_.record(kube::referenceTo(pass.object), kube::EventType::kWarning, "LauncherNotRun",
-                 what +
-                     ", but this operator version does not run a launcher yet: each worker pod runs its own "
-                     "container command, and no process starts the instance across its worker pods");
 }
 
 }  // namespace ipu::controllers

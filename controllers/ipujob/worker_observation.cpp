@@ -86,4 +86,31 @@ WorkerObservation observeWorkers(const api::IpuJob& job, const WorkerPods& pods,
   return observation;
 }
 
+std::vector<kube::ObjectPtr> podsToRemoveAtEnd(const std::vector<kube::ObjectPtr>& pods,
+                                               api::CleanPodPolicy policy, const std::string& jobName) {
+  const std::string keep = workerPodName(jobName, 0);
+  std::vector<kube::ObjectPtr> doomed;
+  for (const kube::ObjectPtr& pod : pods) {
+    const bool workerZero = stringMember(member(*pod, "metadata"), "name") == keep;
+    if (!podFinished(*pod) || policy == api::CleanPodPolicy::kAll ||
+        (policy == api::CleanPodPolicy::kWorkers && !workerZero)) {
+      doomed.push_back(pod);
+    }
+  }
+  return doomed;
+}
+
+std::optional<std::string> launcherNotRunMessage(const api::IpuJobSpec& spec) {
+  std::string what;
+  if (!spec.launcherCommand.empty()) what = "launcher.command is set";
+  if (spec.workersPerJobInstance > 1) {
+    what += (what.empty() ? "" : " and ") + std::string("workersPerJobInstance is ") +
+            std::to_string(spec.workersPerJobInstance);
+  }
+  if (what.empty()) return std::nullopt;
+  return what +
+         ", but this operator version does not run a launcher yet: each worker pod runs its own container "
+         "command, and no process starts the instance across its worker pods";
+}
+
 }  // namespace ipu::controllers

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,16 @@ struct WorkerObservation {
 // Pure. `allStarted`: every worker has run once (the job reached Running), so a missing pod was lost
 // (deleted, evicted) rather than not created yet.
 WorkerObservation observeWorkers(const api::IpuJob& job, const WorkerPods& pods, bool allStarted);
+
+// The pods to delete once the job has ended: workers still running (they would hold nothing but a released
+// partition), then by cleanPodPolicy: All of them, or Workers = every one but <job>-worker-0 (its logs are
+// what users read). Pure.
+std::vector<kube::ObjectPtr> podsToRemoveAtEnd(const std::vector<kube::ObjectPtr>& pods,
+                                               api::CleanPodPolicy policy, const std::string& jobName);
+
+// Why a job that sets launcher.command or several workers per instance does not run as it asks (nullopt when
+// it does not): this version runs each worker's own command and no launcher. Pure.
+std::optional<std::string> launcherNotRunMessage(const api::IpuJobSpec& spec);
 
 // A pod's status.phase ("" when it has none yet).
 std::string podPhase(const Json& pod);
