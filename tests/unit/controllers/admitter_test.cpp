@@ -43,14 +43,6 @@ Json holding(const std::string& phase, const std::string& id, int size, const st
 class AdmitterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto pod = vipu::sim::SimulatedPod::open(*vipu::Topology::forPod("pod64", "pod64"), {},
-                                             vipu::sim::SimBehaviour{}, nullptr, std::nullopt);
-    ASSERT_TRUE(pod.ok());
-    sim_ = std::move(*pod);
-    flaky_ = std::make_unique<ScriptedVipu>(*sim_);
-    controllers_ = std::make_unique<VipuControllers>(
-        std::vector<VipuTarget>{{"pod64", "vipu", 8090, flaky_.get()}}, clock_, std::chrono::minutes(5));
-    inventory_ = std::make_unique<VipuInventory>(*controllers_);
     inventory_->refresh();
     admitter_ = std::make_unique<Admitter>(*inventory_, store_);
   }
@@ -68,10 +60,11 @@ class AdmitterTest : public ::testing::Test {
   }
 
   testing::FakeClock clock_;
-  std::unique_ptr<vipu::sim::SimulatedPod> sim_;
-  std::unique_ptr<ScriptedVipu> flaky_;
-  std::unique_ptr<VipuControllers> controllers_;
-  std::unique_ptr<VipuInventory> inventory_;
+  testing::InMemoryVipu vipu_{clock_};
+  std::unique_ptr<vipu::sim::SimulatedPod>& sim_ = vipu_.sim;
+  std::unique_ptr<ScriptedVipu>& flaky_ = vipu_.api;
+  std::unique_ptr<VipuControllers>& controllers_ = vipu_.controllers;
+  std::unique_ptr<VipuInventory>& inventory_ = vipu_.inventory;
   kube::Store store_;
   std::unique_ptr<Admitter> admitter_;
 };

@@ -8,6 +8,7 @@
 
 #include "fake_clock.h"
 #include "fake_transport.h"
+#include "scripted_vipu.h"
 #include "vipu-sim/simulated_pod.h"
 
 namespace ipu::controllers {
@@ -53,14 +54,6 @@ Json jobObject(const std::string& specYaml) {
 class ReconcilerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto pod = vipu::sim::SimulatedPod::open(*vipu::Topology::forPod("pod64", "pod64"), {},
-                                             vipu::sim::SimBehaviour{.activationDelay = 1000ms}, nullptr,
-                                             std::nullopt, [this] { return clock_.wallNow(); });
-    ASSERT_TRUE(pod.ok());
-    vipu_ = std::move(*pod);
-    controllers_ = std::make_unique<VipuControllers>(
-        std::vector<VipuTarget>{{"pod64", "vipu.example", 8090, vipu_.get()}}, clock_);
-    inventory_ = std::make_unique<VipuInventory>(*controllers_);
     inventory_->refresh();
     admitter_ = std::make_unique<Admitter>(*inventory_, jobs_);
     ReconcilerOptions options;
@@ -151,9 +144,9 @@ class ReconcilerTest : public ::testing::Test {
   testing::FakeClock clock_;
   std::shared_ptr<FakeTransport> transport_ = std::make_shared<FakeTransport>();
   kube::RestClient client_{transport_, kube::ClusterConfig{}, kube::ClientOptions{}, clock_};
-  std::unique_ptr<vipu::sim::SimulatedPod> vipu_;
-  std::unique_ptr<VipuControllers> controllers_;
-  std::unique_ptr<VipuInventory> inventory_;
+  testing::InMemoryVipu pod_{clock_};
+  std::unique_ptr<vipu::sim::SimulatedPod>& vipu_ = pod_.sim;
+  std::unique_ptr<VipuInventory>& inventory_ = pod_.inventory;
   kube::Store jobs_;
   kube::Store pods_;
   std::unique_ptr<Admitter> admitter_;

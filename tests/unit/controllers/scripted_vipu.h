@@ -1,11 +1,18 @@
 // A V-IPU for tests of code above VipuApi: forwards to another (an in-memory SimulatedPod), and can be made
 // unreachable, count topology reads, or run a change between taking a ListPartitions answer and returning
-// it (a change racing with a read).
+// it (a change racing with a read). InMemoryVipu wires one POD64 up to the inventory admission plans from.
 #pragma once
 
+#include <chrono>
 #include <functional>
+#include <memory>
 #include <utility>
 
+#include <gtest/gtest.h>
+
+#include "admission/vipu_inventory.h"
+#include "common/clock.h"
+#include "vipu-sim/simulated_pod.h"
 #include "vipu/vipu_api.h"
 
 namespace ipu::testing {
@@ -47,6 +54,28 @@ class ScriptedVipu final : public vipu::VipuApi {
 
  private:
   vipu::VipuApi& inner_;
+};
+
+// A simulated POD64 (V-IPU controller "pod64") behind a ScriptedVipu, its VipuControllers entry and the
+// inventory, not read yet. Partitions activate `activationDelay` after creation on `clock`'s wall time.
+struct InMemoryVipu {
+  InMemoryVipu(Clock& clock, std::chrono::milliseconds activationDelay = std::chrono::milliseconds(1000)) {
+    auto pod = vipu::sim::SimulatedPod::open(*vipu::Topology::forPod("pod64", "pod64"), {},
+                                             vipu::sim::SimBehaviour{.activationDelay = activationDelay},
+                                             nullptr, std::nullopt, [&clock] { return clock.wallNow(); });
+    EXPECT_TRUE(pod.ok()) << pod.error().message;
+    sim = std::move(*pod);
+    api = std::make_unique<ScriptedVipu>(*sim);
+    controllers = std::make_unique<controllers::VipuControllers>(
+        std::vector<controllers::VipuTarget>{{"pod64", "vipu.example", 8090, api.get()}}, clock,
+        std::chrono::minutes(5));
+    inventory = std::make_unique<controllers::VipuInventory>(*controllers);
+  }
+
+  std::unique_ptr<vipu::sim::SimulatedPod> sim;
+  std::unique_ptr<ScriptedVipu> api;
+  std::unique_ptr<controllers::VipuControllers> controllers;
+  std::unique_ptr<controllers::VipuInventory> inventory;
 };
 
 }  // namespace ipu::testing

@@ -15,17 +15,6 @@ using testing::ScriptedVipu;
 
 class VipuInventoryTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    auto pod = vipu::sim::SimulatedPod::open(*vipu::Topology::forPod("pod64", "pod64"), {},
-                                             vipu::sim::SimBehaviour{}, nullptr, std::nullopt);
-    ASSERT_TRUE(pod.ok());
-    sim_ = std::move(*pod);
-    vipu_ = std::make_unique<ScriptedVipu>(*sim_);
-    controllers_ = std::make_unique<VipuControllers>(
-        std::vector<VipuTarget>{{"pod64", "vipu", 8090, vipu_.get()}}, clock_);
-    inventory_ = std::make_unique<VipuInventory>(*controllers_);
-  }
-
   // Creates a 4-IPU partition in V-IPU, as the operator does.
   vipu::Partition create(const std::string& id) {
     vipu::PartitionRequest request;
@@ -46,10 +35,10 @@ class VipuInventoryTest : public ::testing::Test {
   }
 
   testing::FakeClock clock_;
-  std::unique_ptr<vipu::sim::SimulatedPod> sim_;
-  std::unique_ptr<ScriptedVipu> vipu_;
-  std::unique_ptr<VipuControllers> controllers_;
-  std::unique_ptr<VipuInventory> inventory_;
+  testing::InMemoryVipu pod_{clock_};
+  std::unique_ptr<vipu::sim::SimulatedPod>& sim_ = pod_.sim;
+  std::unique_ptr<ScriptedVipu>& vipu_ = pod_.api;
+  std::unique_ptr<VipuInventory>& inventory_ = pod_.inventory;
 };
 
 TEST_F(VipuInventoryTest, AReadShowsTheTopologyAndThePartitions) {
