@@ -24,7 +24,7 @@ bool alive(const Json& job) {
 bool waitsForAdmission(const Json& job) {
   if (!alive(job)) return false;
   if (member(member(job, "spec"), "suspend") == Json(true)) return false;
-  return heldPartitions(job).empty();
+  return heldPartitionsOf(job).empty();
 }
 
 const vipu::InstancePlacement* Admission::placementOf(int instance) const {
@@ -109,7 +109,7 @@ std::string Admitter::passInputs() const {
     const Json& job = *object;
     inputs += "|" + kube::objectKey(job) + "@" + member(member(job, "metadata"), "generation").dump() +
               (alive(job) ? "" : "!");
-    for (const Json& partition : heldPartitions(job)) inputs += ":" + partition.value("id", "");
+    for (const auto& partition : heldPartitionsOf(job)) inputs += ":" + partition.id;
   }
   return inputs;
 }
@@ -155,16 +155,15 @@ void Admitter::plan() {
     const Json& job = *object;
     if (!alive(job) || member(member(job, "spec"), "suspend") == Json(true)) continue;
     if (inFlight_.contains(kube::objectKey(job))) continue;  // its IPUs are taken above
-    const auto held = heldPartitions(job);
+    const auto held = heldPartitionsOf(job);
     if (!held.empty()) {
       std::map<std::string, Reservation> missing;
-      for (const Json& partition : held) {
-        const std::string controller = partition.value("controller", "");
-        auto state = states.find(controller);
-        if (state == states.end() || state->second.partitionIds.contains(partition.value("id", ""))) continue;
-        auto& reservation = missing[controller];
-        reservation.controller = controller;
-        reservation.ipusPerInstance = partition.value("size", 0U);
+      for (const auto& partition : held) {
+        auto state = states.find(partition.controller);
+        if (state == states.end() || state->second.partitionIds.contains(partition.id)) continue;
+        auto& reservation = missing[partition.controller];
+        reservation.controller = partition.controller;
+        reservation.ipusPerInstance = static_cast<std::uint32_t>(partition.size);
         ++reservation.instances;
       }
       for (auto& [controller, reservation] : missing) reservations.push_back(reservation);

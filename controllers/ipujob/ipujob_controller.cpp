@@ -14,7 +14,7 @@ namespace {
 std::set<std::string> heldIds(const kube::ObjectPtr& job) {
   std::set<std::string> ids;
   if (!job) return ids;
-  for (const Json& partition : heldPartitions(*job)) ids.insert(partition.value("id", ""));
+  for (const auto& partition : heldPartitionsOf(*job)) ids.insert(partition.id);
   return ids;
 }
 

@@ -13,19 +13,6 @@ std::string phaseOf(const Json& job) {
   return stringMember(member(job, "status"), "phase");
 }
 
-Json recordedPartitions(const Json& job) {
-  const Json& partitions = member(member(job, "status"), "partitions");
-  return partitions.is_array() ? partitions : Json::array();
-}
-
-std::vector<Json> heldPartitions(const Json& job) {
-  std::vector<Json> held;
-  for (const Json& partition : recordedPartitions(job)) {
-    if (partition.value("state", "") != kPartitionReleased) held.push_back(partition);
-  }
-  return held;
-}
-
 std::string launcherStatusFor(const std::string& phase) {
   if (phase == kPhaseRunning) return "Running";
   if (phase == kPhaseSucceeded) return "Completed";

@@ -25,18 +25,13 @@ inline constexpr const char* kPhaseSuspended = "Suspended";
 
 bool isTerminalPhase(const std::string& phase);
 
-// The states of a recorded partition (status.partitions[].state): its id is written (Planned) before
-// CreatePartition, it is Active once PS_ACTIVE, Released after RemovePartition.
-inline constexpr const char* kPartitionPlanned = "Planned";
-inline constexpr const char* kPartitionActive = "Active";
-inline constexpr const char* kPartitionReleased = "Released";
+using api::heldPartitionsOf;
+using api::kPartitionActive;
+using api::kPartitionPlanned;
+using api::kPartitionReleased;
 
 // status.phase ("" before the first status write).
 std::string phaseOf(const Json& job);
-// status.partitions as recorded (an empty array when there are none).
-Json recordedPartitions(const Json& job);
-// The recorded partitions the job still holds: every one not Released.
-std::vector<Json> heldPartitions(const Json& job);
 
 // Graphcore's word for a phase, as STATUS (status.launcherStatus) shows it.
 std::string launcherStatusFor(const std::string& phase);

@@ -38,7 +38,7 @@ std::vector<std::string> orphanPartitionIds(const std::string& prefix,
                                             const std::vector<Json>& jobs) {
   std::set<std::string> held;
   for (const Json& job : jobs) {
-    for (const Json& partition : heldPartitions(job)) held.insert(partition.value("id", ""));
+    for (const auto& partition : heldPartitionsOf(job)) held.insert(partition.id);
   }
   std::vector<std::string> orphans;
   for (const auto& partition : partitions) {

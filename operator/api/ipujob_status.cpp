@@ -50,7 +50,7 @@ void putNonEmpty(Json& out, const char* name, const std::string& value) {
 }  // namespace
 
 bool PartitionRecord::held() const {
-  return state != "Released";
+  return state != kPartitionReleased;
 }
 
 std::vector<PartitionRecord> IpuJobStatus::heldPartitions() const {
@@ -79,6 +79,18 @@ void IpuJobStatus::setCondition(Condition condition, const std::string& now) {
   }
   condition.lastTransitionTime = now;
   conditions.push_back(std::move(condition));
+}
+
+std::vector<PartitionRecord> heldPartitionsOf(const Json& job) {
+  std::vector<PartitionRecord> held;
+  if (const Json& partitions = member(member(job, "status"), "partitions"); partitions.is_array()) {
+    for (const Json& partition : partitions) {
+      if (!partition.is_object()) continue;
+      PartitionRecord record = parsePartition(partition);
+      if (record.held()) held.push_back(std::move(record));
+    }
+  }
+  return held;
 }
 
 IpuJobStatus parseIpuJobStatus(const Json& status) {

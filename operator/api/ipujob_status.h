@@ -24,6 +24,12 @@ struct Condition {
   bool operator==(const Condition&) const = default;
 };
 
+// The states of a recorded partition (status.partitions[].state): its id is written (Planned) before
+// CreatePartition, it is Active once PS_ACTIVE, Released after RemovePartition.
+inline constexpr const char* kPartitionPlanned = "Planned";
+inline constexpr const char* kPartitionActive = "Active";
+inline constexpr const char* kPartitionReleased = "Released";
+
 // One entry of status.partitions: a job instance's V-IPU partition, recorded (Planned) before it is created.
 struct PartitionRecord {
   std::string id;
@@ -65,6 +71,9 @@ struct IpuJobStatus {
 
   bool operator==(const IpuJobStatus&) const = default;
 };
+
+// The partitions the IPUJob `job` still holds, from its status as the API server returns it.
+std::vector<PartitionRecord> heldPartitionsOf(const Json& job);
 
 // Reads `status` as the API server returns it (null or absent: the empty status). Lenient by design: status
 // is the operator's own, but a field of the wrong type (an older version, a hand edit) reads as absent rather

@@ -76,8 +76,8 @@ Telemetry::Telemetry()
                       if (sources_.jobs == nullptr) return samples;
                       std::map<std::string, double> byController;
                       for (const auto& job : sources_.jobs->list()) {
-                        for (const Json& partition : controllers::heldPartitions(*job)) {
-                          byController[partition.value("controller", "")] += partition.value("size", 0);
+                        for (const auto& partition : controllers::heldPartitionsOf(*job)) {
+                          byController[partition.controller] += partition.size;
                         }
                       }
                       for (const auto& [controller, ipus] : byController)
