@@ -71,5 +71,14 @@ build_module kwok "$KWOK_VERSION" "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=
   sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl
 build_module helm "$HELM_VERSION" "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" \
   helm.sh/helm/v3/cmd/helm
+# The real node's cluster DNS. CoreDNS's version is a constant in its source (coremain.CoreVersion); only
+# the commit is a variable, stamped with the tag since the module proxy has no commit.
+grep -q "github.com/coredns/coredns $COREDNS_VERSION" "$here/coredns/go.mod" || {
+  echo "build-tools: tools/coredns/go.mod is not for $COREDNS_VERSION: in tools/coredns run" \
+    "go get -tool github.com/coredns/coredns@$COREDNS_VERSION && go mod tidy" >&2
+  exit 1
+}
+build_module coredns "$COREDNS_VERSION" "-s -w -X github.com/coredns/coredns/coremain.GitCommit=$COREDNS_VERSION" \
+  github.com/coredns/coredns
 
 echo "$links"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A local Kubernetes cluster on loopback for tests and the demo: etcd, kube-apiserver (RBAC, service-account
 # keys, client-certificate admin), kube-controller-manager (garbage collector on), kube-scheduler, and kwok
-# managing simulated "IPU host" nodes; with --real-node also a real kubelet + containerd node
-# (tools/cluster/real-node.sh). Every port is free-picked unless given; everything lives in one directory;
+# managing simulated "IPU host" nodes; with --real-node also a real kubelet + containerd node and CoreDNS,
+# its pods' cluster DNS (tools/cluster/real-node.sh). Every port is free-picked unless given; everything lives in one directory;
 # `down` leaves nothing running, mounted or attached.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,8 +18,9 @@ Commands:
   status   say which components of the cluster in --dir run
   env      print shell exports for the cluster in --dir (eval "\$(tools/cluster.sh env)")
   restart COMPONENT
-           stop one component (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok) and start
-           it again as it was, waiting until the cluster is healthy: for tests of clients that must survive it
+           stop one component (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, and with
+           a real node coredns) and start it again as it was, waiting until the cluster is healthy: for tests
+           of clients that must survive it
   stop COMPONENT, start COMPONENT
            the two halves of restart, for tests that act while the component is down
 
@@ -34,7 +35,8 @@ Options:
   --timeout S           seconds to wait for each component (default: 120)
   --real-node           also start a real node, real-node-0: kubelet + a private containerd + runc, pods on a
                         CNI bridge of their own; label and taint ipu-operator.dev/real-node=true (NoSchedule),
-                        so only pods that tolerate and select it run there. Needs root
+                        so only pods that tolerate and select it run there; CoreDNS on the node IP port 53
+                        answers cluster.local for its pods. Needs root
   --images LIST         with --real-node: comma-separated images built by tools/images/build-<name>.sh and
                         imported into the node, named in cluster.env as IPU_CLUSTER_IMAGE_<NAME>
                         (default: busybox; also debian-mpi; the pause image is always there)
@@ -153,9 +155,13 @@ cmd_env() {
 # check_component [running]: the component name is valid and the cluster exists (and runs, if asked).
 check_component() {
   case $restart_component in
-    etcd | kube-apiserver | kube-controller-manager | kube-scheduler | kwok) ;;
-    *) die_usage "unknown component '$restart_component' (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)" ;;
+    etcd | kube-apiserver | kube-controller-manager | kube-scheduler | kwok | coredns) ;;
+    *) die_usage "unknown component '$restart_component' (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, coredns)" ;;
   esac
+  if [[ $restart_component == coredns && ! -f $cluster_dir/pids/coredns.cmd ]]; then
+    echo "cluster: no coredns in $cluster_dir: it runs only with a real node (up --real-node)" >&2
+    return 1
+  fi
   if [[ ${1:-} == running ]] && ! cluster_running; then
     echo "cluster: no cluster runs in $cluster_dir" >&2
     return 1
@@ -177,6 +183,7 @@ cmd_start() {
   proc_alive "$restart_component" || proc_restart "$restart_component"
   case $restart_component in
     etcd) proc_wait_until etcd "etcd to be healthy" curl -sf "$IPU_CLUSTER_ETCD/health" ;;
+    coredns) proc_wait_until coredns "CoreDNS to be ready" curl -sf "$IPU_CLUSTER_COREDNS_READY" ;;
     *) proc_wait_until "$restart_component" "$restart_component to serve" true ;;
   esac
   proc_wait_until kube-apiserver "kube-apiserver to be ready" \

@@ -17,6 +17,9 @@ packages=(
   # host-local + loopback + portmap (which needs iptables for host ports); images built without a registry
   # from busybox-static and debootstrap (tools/images/)
   containerd runc containernetworking-plugins iptables busybox-static debootstrap
+  # the runtime's integration tests run a real mpirun (with mpi4py's allreduce) on the host, like the
+  # debian-mpi image does in pods
+  openmpi-bin python3-mpi4py
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,7 +1,8 @@
 // Real containers on the real node (kubelet + containerd + runc): an IPU worker pod's settings (hostIPC, a
 // memory-backed /dev/shm of a set size, IPC_LOCK) hold inside the container, `kubectl logs` shows exactly
 // what the program printed, exit codes reach the pod's status, and bad input ends in a clear reason.
-// The tests run on the node's host, so they can compare the container's view with the host's.
+// Pods of a headless Service find each other through the cluster DNS. The tests run on the node's host, so
+// they can compare the container's view with the host's.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -243,6 +244,110 @@ TEST_F(RealNodeTest, NodeIsReadyLabelledAndTainted) {
   }
   EXPECT_EQ(internalIp, TestCluster::get().value("IPU_CLUSTER_REAL_NODE_IP"));
   EXPECT_EQ(node["status"]["nodeInfo"].value("containerRuntimeVersion", "").rfind("containerd://", 0), 0u);
+}
+
+// The addresses an answer of busybox's nslookup gives ("Address: 10.200.1.3" after "Name:"; the lines above
+// it name the server).
+std::vector<std::string> answeredAddresses(const std::string& nslookupOutput) {
+  std::vector<std::string> addresses;
+  bool inAnswer = false;
+  for (const auto& line : lines(nslookupOutput)) {
+    if (line.rfind("Name:", 0) == 0) inAnswer = true;
+    if (inAnswer && line.rfind("Address", 0) == 0) {
+      std::istringstream words(line.substr(line.find(':') + 1));
+      std::string address;
+      words >> address;
+      addresses.push_back(address);
+    }
+  }
+  return addresses;
+}
+
+// Cluster DNS on the real node (CoreDNS, kubelet clusterDNS): the pods of a headless Service find each other
+// by name, as mpirun will find its workers, and names nobody serves fail at once instead of hanging.
+TEST_F(RealNodeTest, ClusterDnsResolvesPodsOfAHeadlessService) {
+  const std::string service = "peers";
+  create(Json{{"apiVersion", "v1"},
+              {"kind", "Service"},
+              {"metadata", {{"name", service}}},
+              {"spec",
+               {{"clusterIP", "None"},
+                {"publishNotReadyAddresses", true},
+                {"selector", {{"app", "dns-peers"}}},
+                {"ports", {{{"name", "mpi"}, {"port", 2222}}}}}}}
+             .dump());
+  for (const std::string name : {"worker-a", "worker-b"}) {
+    Json pod = podOnRealNode(name, "exec sleep 300");
+    pod["metadata"]["labels"] = {{"app", "dns-peers"}};
+    pod["spec"]["hostname"] = name;
+    pod["spec"]["subdomain"] = service;
+    create(pod.dump());
+  }
+  std::string peerIp;
+  for (const std::string name : {"worker-a", "worker-b"}) {
+    Json pod = waitForPhase(name, {"Running", "Succeeded", "Failed"});
+    ASSERT_FALSE(pod.is_null()) << name << " did not start: " << getJson("pod", name).dump();
+    ASSERT_EQ(pod["status"]["phase"], "Running") << pod["status"].dump();
+    if (name == "worker-b") peerIp = pod["status"].value("podIP", "");
+  }
+  ASSERT_FALSE(peerIp.empty());
+
+  // The kubelet points the pod at the cluster DNS on the node IP, with the cluster.local search path.
+  auto resolvConf = kubectl({"exec", "worker-a", "--", "cat", "/etc/resolv.conf"});
+  ASSERT_TRUE(resolvConf.ok()) << resolvConf.describe();
+  auto resolvLines = lines(resolvConf.out);
+  EXPECT_EQ(after(resolvLines, "nameserver "), TestCluster::get().value("IPU_CLUSTER_DNS")) << resolvConf.out;
+  EXPECT_EQ(after(resolvLines, "nameserver "), TestCluster::get().value("IPU_CLUSTER_REAL_NODE_IP"));
+  EXPECT_EQ(after(resolvLines, "search "), ns() + ".svc.cluster.local svc.cluster.local cluster.local")
+      << resolvConf.out;
+
+  // A lookup from inside worker-a; a hang is a failure too.
+  auto inPodA = [&](const std::vector<std::string>& command) {
+    std::vector<std::string> args{"exec", "worker-a", "--"};
+    args.insert(args.end(), command.begin(), command.end());
+    return kubectl(args, RunOptions{.timeout = 20s});
+  };
+  // The record comes from the Service's EndpointSlice, which follows the pods by a moment.
+  const std::string fullName = "worker-b." + service + "." + ns() + ".svc.cluster.local";
+  RunResult lookup;
+  EXPECT_TRUE(eventually(
+      [&] {
+        lookup = inPodA({"nslookup", fullName});
+        return lookup.ok() && !answeredAddresses(lookup.out).empty();
+      },
+      30s, 500ms))
+      << "nslookup " << fullName << ": " << lookup.describe() << "\n"
+      << lookup.out;
+  EXPECT_EQ(answeredAddresses(lookup.out), std::vector<std::string>{peerIp}) << lookup.out;
+
+  // The short name through the search path, as programs resolve it (busybox's nslookup ignores the search
+  // path; its ping goes through the C library's resolver). /etc/hosts names only the pod itself, so the
+  // answer comes from the cluster DNS; the ping itself shows that the address reaches worker-b.
+  auto ping = inPodA({"ping", "-c", "1", "-W", "5", "worker-b." + service});
+  EXPECT_TRUE(ping.ok()) << ping.describe() << "\n" << ping.out;
+  EXPECT_EQ(ping.out.rfind("PING worker-b." + service + " (" + peerIp + ")", 0), 0u) << ping.out;
+
+  // Names nobody serves fail within seconds: unknown in cluster.local (NXDOMAIN) and outside it (REFUSED:
+  // no forward, nothing leaves the machine), by nslookup and through the search path.
+  for (const std::vector<std::string>& command : std::vector<std::vector<std::string>>{
+           {"nslookup", "nobody." + service + "." + ns() + ".svc.cluster.local"},
+           {"nslookup", "no-such-name.invalid"},
+           {"ping", "-c", "1", "-W", "1", "nobody." + service},
+           {"ping", "-c", "1", "-W", "1", "no-such-name.invalid"}}) {
+    auto started = std::chrono::steady_clock::now();
+    auto failed = inPodA(command);
+    auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    EXPECT_FALSE(failed.ok()) << command[0] << " " << command.back() << " succeeded: " << failed.out;
+    EXPECT_FALSE(failed.timedOut);
+    EXPECT_LT(elapsed, 5.0) << command[0] << " " << command.back() << ": " << failed.out << failed.err;
+    EXPECT_TRUE(answeredAddresses(failed.out).empty()) << failed.out;
+  }
+}
+
+TEST_F(RealNodeTest, ClusterDnsIsAComponentOfTheCluster) {
+  auto status = run({IPU_SOURCE_DIR "/tools/cluster.sh", "status", "--dir", TestCluster::get().dir()});
+  ASSERT_TRUE(status.ok()) << status.describe() << "\n" << status.out;
+  EXPECT_NE(status.out.find("\ncoredns: running (pid "), std::string::npos) << status.out;
 }
 
 }  // namespace

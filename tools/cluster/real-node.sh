@@ -1,5 +1,6 @@
 # The real node of the local cluster (sourced by cluster.sh): kubelet + a private containerd + runc + CNI
-# bridge, so that end-to-end tests run real containers and `kubectl logs` shows real output.
+# bridge, so that end-to-end tests run real containers and `kubectl logs` shows real output; and CoreDNS on
+# the node IP, the cluster DNS of its pods (cluster.local), so that they find each other by name.
 #
 # Everything the node starts or mounts lives under <dir>/real-node and is undone by real_node_down. What
 # cannot live there is named per cluster directory (bridge, CNI network, cgroup root) and removed on down:
@@ -53,6 +54,7 @@ real_node_preflight() {
   for b in containerd containerd-shim-runc-v2 runc ctr ip findmnt; do command -v "$b" > /dev/null || missing+=("$b"); done
   for b in bridge host-local loopback portmap; do [[ -x $cni_bin_dir/$b ]] || missing+=("$cni_bin_dir/$b"); done
   [[ -x $bin_dir/kubelet ]] || missing+=("$bin_dir/kubelet")
+  [[ -x $bin_dir/coredns ]] || missing+=("$bin_dir/coredns")
   if ((${#missing[@]} > 0)); then
     echo "cluster: --real-node needs ${missing[*]} (run tools/install-deps.sh)" >&2
     return 1
@@ -186,6 +188,10 @@ podLogsDir: $kubelet/pod-logs
 volumePluginDir: $kubelet/volume-plugins
 staticPodPath: ""
 makeIPTablesUtilChains: false
+# Cluster DNS (CoreDNS on the node IP, real_node_start_coredns): pods get "nameserver <node IP>" and the
+# search path <namespace>.svc.cluster.local svc.cluster.local cluster.local.
+clusterDNS: [$node_ip]
+clusterDomain: cluster.local
 # Images cannot be pulled again: never garbage-collect them, and evict only when a disk is really full.
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
@@ -194,6 +200,58 @@ evictionHard: {memory.available: 100Mi, nodefs.available: 2%, imagefs.available:
 registerWithTaints:
 - {key: $real_node_label, value: "true", effect: NoSchedule}
 YAML
+}
+
+# real_node_start_coredns: CoreDNS serving cluster.local from the API server on the node IP, port 53 (UDP and
+# TCP), where the pods reach it and nothing beyond the bridge does. There is no forward (this machine has no
+# way out, and tests must not take one): names outside the cluster's zones get REFUSED at once, since no
+# server block holds them; unknown names inside them get NXDOMAIN. health and ready listen on loopback; up
+# waits for ready, i.e. until the kubernetes plugin has listed the API. Its identity may only list and watch
+# what the plugin reads (without "pods verified" it never reads pods). Adds to real_node_env.
+real_node_start_coredns() {
+  local kubectl=("$bin_dir/kubectl" --kubeconfig "$cluster_dir/kubeconfig") dns_dir=$real_node_dir/coredns
+  local health_port ready_port
+  mkdir -p "$dns_dir"
+  pki_issue coredns "/CN=ipu-operator:coredns" "extendedKeyUsage=clientAuth"
+  kubeconfig_write "$cluster_dir/coredns.kubeconfig" coredns
+  "${kubectl[@]}" apply -f - > /dev/null <<YAML
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: "ipu-operator:coredns"}
+rules:
+- {apiGroups: [""], resources: [services, namespaces], verbs: [list, watch]}
+- {apiGroups: [discovery.k8s.io], resources: [endpointslices], verbs: [list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "ipu-operator:coredns"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "ipu-operator:coredns"}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: "ipu-operator:coredns"}
+YAML
+  pick_port health_port "coredns health"
+  pick_port ready_port "coredns ready"
+  # in-addr.arpa/ip6.arpa too: PTR records for the pods of headless Services (what MPI prints as host
+  # names), NXDOMAIN for other addresses. No cache: a test that asks right after a pod starts must not get
+  # a stale NXDOMAIN.
+  cat > "$dns_dir/Corefile" <<COREFILE
+cluster.local:53 in-addr.arpa:53 ip6.arpa:53 {
+    bind $node_ip
+    errors
+    log
+    health 127.0.0.1:$health_port
+    ready 127.0.0.1:$ready_port
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        kubeconfig $cluster_dir/coredns.kubeconfig ipu-local
+        ttl 5
+    }
+}
+COREFILE
+  proc_start coredns "$bin_dir/coredns" -conf "$dns_dir/Corefile"
+  proc_wait_until coredns "CoreDNS to be ready" curl -sf "http://127.0.0.1:$ready_port/ready"
+  real_node_env+="IPU_CLUSTER_DNS=$node_ip
+IPU_CLUSTER_COREDNS_READY=http://127.0.0.1:$ready_port/ready
+"
 }
 
 # real_node_record_host_dirs: remembers which fixed host directories do not exist yet.
@@ -248,6 +306,8 @@ real_node_up() {
   ip link set "$bridge" up
   real_node_write_containerd_config
   real_node_write_cni_config
+  # Before the kubelet, so that the first pod can already resolve names.
+  real_node_start_coredns
 
   proc_start containerd containerd --config "$real_node_dir/containerd/config.toml" --log-level warn
   proc_wait_until containerd "containerd to serve" real_node_ctr version
@@ -275,7 +335,7 @@ IPU_CLUSTER_REAL_NODE_IP=$node_ip
 IPU_CLUSTER_IMAGE_PAUSE=$pause_image
 IPU_CLUSTER_CONTAINERD=$real_node_dir/containerd.sock
 "
-  echo "cluster: real node $real_node_name Ready after $((SECONDS - started)) s (pods on $bridge, $pod_subnet)" >&2
+  echo "cluster: real node $real_node_name Ready after $((SECONDS - started)) s (pods on $bridge, $pod_subnet; cluster DNS on $node_ip:53)" >&2
 }
 
 # The kubelet set these once at start; put the machine's own values back.
@@ -325,6 +385,8 @@ real_node_down() {
     done
   fi
   proc_stop containerd
+  # Before its address goes with the bridge.
+  proc_stop coredns
   real_node_kill_leftovers
   real_node_unmount_all
   ip link show "$bridge" > /dev/null 2>&1 && ip link delete "$bridge"
@@ -348,7 +410,7 @@ real_node_down() {
     while read -r dir; do rmdir "$dir" 2>/dev/null || true; done < "$real_node_dir/created-host-dirs"
   fi
   real_node_restore_sysctls
-  rm -rf --one-file-system "$real_node_dir" "$cluster_dir/kubelet.kubeconfig"
+  rm -rf --one-file-system "$real_node_dir" "$cluster_dir/kubelet.kubeconfig" "$cluster_dir/coredns.kubeconfig"
 }
 
 # Shims (containerd starts them in their own process groups) and container processes that outlived

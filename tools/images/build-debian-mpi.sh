@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds localhost/ipu-operator/debian-mpi:<key>: Debian 12 (minbase) with python3 and OpenMPI, for tests of
-# the distributed runtime (mpirun across worker pods). debootstrap from the Debian mirror this machine's apt
-# uses (or $IPU_DEBIAN_MIRROR), then apt-get in a chroot; .debs are kept in $IPU_OPERATOR_CACHE/images/debs
-# so a rebuild downloads little. Cached in $IPU_OPERATOR_CACHE/images/debian-mpi-<key>.tar, the key being a
-# hash of this script, tools/images/lib.sh, the mirror, the suite and the packages. File times are fixed, but
-# the mirror moves: a rebuild months later gets the newer package versions (delete the archive to rebuild).
+# Builds localhost/ipu-operator/debian-mpi:<key>: Debian 12 (minbase) with python3, OpenMPI and mpi4py, for
+# tests of the distributed runtime (mpirun across worker pods, a real allreduce from Python). debootstrap from
+# the Debian mirror this machine's apt uses (or $IPU_DEBIAN_MIRROR), then apt-get in a chroot; .debs are kept
+# in $IPU_OPERATOR_CACHE/images/debs so a rebuild downloads little. Cached in
+# $IPU_OPERATOR_CACHE/images/debian-mpi-<key>.tar, the key being a hash of this script, tools/images/lib.sh,
+# the mirror, the suite and the packages. File times are fixed, but the mirror moves: a rebuild months later
+# gets the newer package versions (delete the archive to rebuild).
 # Cold: a few minutes.
 #
 # Usage: tools/images/build-debian-mpi.sh [--quiet]   (as root; prints "<image reference> <archive>")
@@ -13,7 +14,7 @@ source "$(dirname "$0")/lib.sh"
 image_parse_args "$@"
 
 suite=bookworm
-packages=(python3 openmpi-bin)
+packages=(python3 openmpi-bin python3-mpi4py)
 default_mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Created-By: Packages' "Codename: $suite" 2>/dev/null |
   grep -m1 '/debian/$' || true)
 mirror=${IPU_DEBIAN_MIRROR:-${default_mirror:-http://deb.debian.org/debian/}}
@@ -41,6 +42,8 @@ if [[ $image_cached == false ]]; then
     > "$image_work/apt.log" 2>&1 || { tail -n 20 "$image_work/apt.log" >&2; exit 1; }
   chroot "$rootfs" mpirun --version > /dev/null
   chroot "$rootfs" python3 -c 'import sys; assert sys.version_info >= (3, 11)'
+  # mpi4py loads against the image's OpenMPI (not initialised: a chroot is no place for an MPI world).
+  chroot "$rootfs" python3 -c 'import mpi4py; mpi4py.rc.initialize = False; from mpi4py import MPI'
   umount "$rootfs/proc"
   umount "$rootfs/var/cache/apt/archives"
 
