@@ -1,12 +1,5 @@
 #include "subprocess.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <array>
 #include <cerrno>
 #include <cstdlib>
@@ -16,6 +9,13 @@
 #include <stdexcept>
 #include <thread>
 #include <utility>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 extern char** environ;
 
@@ -55,7 +55,8 @@ struct Pipe {
 
 Pipe makePipe() {
   std::array<int, 2> fds{};
-  if (::pipe2(fds.data(), O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
+  if (::pipe2(fds.data(), O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
   return Pipe{Fd(fds[0]), Fd(fds[1])};
 }
 
@@ -67,7 +68,8 @@ int decodeWaitStatus(int status) {
 
 // Spawns argv with the given fds as stdin/stdout/stderr, in a new process group so that a kill reaches
 // the child's own children too.
-pid_t spawn(const std::vector<std::string>& argv, int in, int out, int err, const std::vector<std::string>& extraEnv) {
+pid_t spawn(const std::vector<std::string>& argv, int in, int out, int err,
+            const std::vector<std::string>& extraEnv) {
   if (argv.empty()) throw std::invalid_argument("spawn: empty argv");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -174,14 +176,15 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
   return result;
 }
 
-BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv) {
+BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv,
+                                     const std::vector<std::string>& extraEnv) {
   char pathTemplate[] = "/tmp/ipu-test-stderr-XXXXXX";
   Fd errFile(::mkstemp(pathTemplate));
   if (errFile.get() < 0) throw std::runtime_error("mkstemp failed");
   stderrPath_ = pathTemplate;
   Fd devNull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   Pipe out = makePipe();
-  pid_ = spawn(argv, devNull.get(), out.write.get(), errFile.get(), {});
+  pid_ = spawn(argv, devNull.get(), out.write.get(), errFile.get(), extraEnv);
   stdoutFd_ = out.read.release();
 }
 
@@ -189,6 +192,11 @@ BackgroundProcess::~BackgroundProcess() {
   stop();
   if (stdoutFd_ >= 0) ::close(stdoutFd_);
   if (!stderrPath_.empty()) ::unlink(stderrPath_.c_str());
+}
+
+std::optional<int> BackgroundProcess::wait(std::chrono::milliseconds timeout) {
+  if (!exitStatus_ && pid_ > 0) exitStatus_ = waitFor(pid_, timeout);
+  return exitStatus_;
 }
 
 int BackgroundProcess::stop() {

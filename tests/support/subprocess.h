@@ -1,17 +1,17 @@
 #pragma once
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <sys/types.h>
+
 namespace ipu::testing {
 
 struct RunResult {
-  int exitCode = -1;        // the process's exit status, or 128 + signal if it was killed
-  bool timedOut = false;    // killed because it ran past the timeout
+  int exitCode = -1;      // the process's exit status, or 128 + signal if it was killed
+  bool timedOut = false;  // killed because it ran past the timeout
   std::string out;
   std::string err;
 
@@ -21,9 +21,9 @@ struct RunResult {
 };
 
 struct RunOptions {
-  std::string input;                                   // written to the child's stdin, then closed
+  std::string input;  // written to the child's stdin, then closed
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
-  std::vector<std::string> extraEnv;                   // "NAME=value" added to the inherited environment
+  std::vector<std::string> extraEnv;  // "NAME=value" added to the inherited environment
 };
 
 // Runs argv[0] (looked up in PATH) to completion and captures its output. Never goes through a shell,
@@ -35,7 +35,9 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options = 
 // reaped on destruction.
 class BackgroundProcess {
  public:
-  explicit BackgroundProcess(const std::vector<std::string>& argv);
+  // extraEnv: "NAME=value" added to the inherited environment.
+  explicit BackgroundProcess(const std::vector<std::string>& argv,
+                             const std::vector<std::string>& extraEnv = {});
   ~BackgroundProcess();
   BackgroundProcess(const BackgroundProcess&) = delete;
   BackgroundProcess& operator=(const BackgroundProcess&) = delete;
@@ -46,6 +48,9 @@ class BackgroundProcess {
   pid_t pid() const { return pid_; }
   // Stops the child (SIGTERM, then SIGKILL) and returns its exit status (128 + signal if killed).
   int stop();
+  // Waits for the child to end by itself: its exit status (128 + signal if killed), or nullopt when the
+  // timeout passes first (the child keeps running).
+  std::optional<int> wait(std::chrono::milliseconds timeout);
 
  private:
   pid_t pid_ = -1;

@@ -1,0 +1,62 @@
+#pragma once
+
+// The one contract between the operator, which builds worker pods, and ipu-runtime, which runs inside them:
+// where the runtime is installed, where the job's credentials are mounted, the agent's port and the
+// environment both sides read. The pod builder and the runtime include this header and nothing else of each
+// other, so a name changed here changes on both sides at once.
+
+namespace ipu::runtime::contract {
+
+// The init container copies the static binary into this emptyDir, mounted in the worker container too.
+inline constexpr const char* kInstallDir = "/opt/ipu-runtime";
+inline constexpr const char* kBinary = "/opt/ipu-runtime/ipu-runtime";
+// The per-job certificate Secret is mounted here: the job's CA, and the one key pair every pod of the job
+// presents (tls.crt/tls.key, as in a kubernetes.io/tls Secret).
+inline constexpr const char* kCredentialsDir = "/etc/ipu-runtime/tls";
+inline constexpr const char* kCaFile = "ca.crt";
+inline constexpr const char* kCertFile = "tls.crt";
+inline constexpr const char* kKeyFile = "tls.key";
+// The agent listens on this TCP port in every pod of a multi-worker job instance.
+inline constexpr int kAgentPort = 7470;
+
+// Subcommands the operator writes into the worker container's command.
+inline constexpr const char* kExecCommand = "exec";        // ipu-runtime exec -- CMD...
+inline constexpr const char* kLaunchCommand = "launch";    // ipu-runtime launch [--launcher] -- CMD...
+inline constexpr const char* kAgentCommand = "agent";      // ipu-runtime agent
+inline constexpr const char* kRshCommand = "rsh";          // ipu-runtime rsh HOST CMD...
+inline constexpr const char* kInstallCommand = "install";  // ipu-runtime install DIR (the init container)
+inline constexpr const char* kLauncherFlag = "--launcher";
+
+// Environment set by the operator in every worker container.
+// Comma-separated host names of this job instance's workers, worker 0 first, as peers resolve them (the pod's
+// hostname and the job's headless Service: "<hostname>.<service>", completed by the pod's DNS search path).
+inline constexpr const char* kEnvPeers = "IPU_RUNTIME_PEERS";
+// Who the job's certificate was issued for; an agent or rsh accepts only a peer with this identity.
+inline constexpr const char* kEnvJobIdentity = "IPU_RUNTIME_JOB_IDENTITY";
+// Where the runtime writes its termination message (the container's terminationMessagePath).
+inline constexpr const char* kEnvTerminationLog = "IPU_RUNTIME_TERMINATION_LOG";
+// Seconds the launch waits for every peer's agent to answer (default kDefaultPeerTimeoutSeconds).
+inline constexpr const char* kEnvPeerTimeout = "IPU_RUNTIME_PEER_TIMEOUT_SECONDS";
+inline constexpr int kDefaultPeerTimeoutSeconds = 600;
+// Overrides for tests and unusual clusters: the agent's port and the credentials directory.
+inline constexpr const char* kEnvAgentPort = "IPU_RUNTIME_AGENT_PORT";
+inline constexpr const char* kEnvCredentialsDir = "IPU_RUNTIME_TLS_DIR";
+// OpenMPI's remote-start agent: set to "<kBinary> rsh" so a user's own mpirun/poprun across the job's pods
+// starts its daemons through the runtime's agent.
+inline constexpr const char* kEnvOmpiRshAgent = "OMPI_MCA_plm_rsh_agent";
+// A hostfile (one worker per line, "slots=1") written by the launch for a user's own mpirun.
+inline constexpr const char* kEnvOmpiHostfile = "OMPI_MCA_orte_default_hostfile";
+
+// The job's shape, set by the operator in every worker container (IPUJOB_* is also the user's view).
+inline constexpr const char* kEnvJobName = "IPUJOB_NAME";
+inline constexpr const char* kEnvJobNamespace = "IPUJOB_NAMESPACE";
+inline constexpr const char* kEnvInstance = "IPUJOB_INSTANCE";
+inline constexpr const char* kEnvInstances = "IPUJOB_INSTANCES";
+inline constexpr const char* kEnvWorkerIndex = "IPUJOB_WORKER_INDEX";
+inline constexpr const char* kEnvWorkerInInstance = "IPUJOB_WORKER_IN_INSTANCE";
+inline constexpr const char* kEnvWorkersPerInstance = "IPUJOB_WORKERS_PER_INSTANCE";
+inline constexpr const char* kEnvIpusPerInstance = "IPUJOB_IPUS_PER_INSTANCE";
+inline constexpr const char* kEnvReplicasPerWorker = "IPUJOB_REPLICAS_PER_WORKER";
+inline constexpr const char* kEnvService = "IPUJOB_SERVICE";
+
+}  // namespace ipu::runtime::contract

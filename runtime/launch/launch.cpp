@@ -1,0 +1,142 @@
+#include "launch/launch.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include <unistd.h>
+
+#include "contract/runtime_contract.h"
+#include "process/spawn.h"
+#include "process/supervisor.h"
+#include "process/termination.h"
+
+namespace ipu::runtime::launch {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kAttemptTimeout = std::chrono::seconds(5);
+constexpr auto kRetryPause = std::chrono::milliseconds(500);
+constexpr auto kProgressEvery = std::chrono::seconds(15);
+
+void say(const std::string& text) {
+  std::fprintf(stderr, "ipu-runtime launch: %s\n", text.c_str());
+}
+
+// Pings the agent on `host` once; the reason when it did not answer.
+std::optional<std::string> ping(const LaunchOptions& options, const std::string& host) {
+  try {
+    remote::Connection connection =
+        remote::connectToAgent(options.credentials, host, options.agentPort, kAttemptTimeout);
+    connection.send(protocol::pingFrame());
+    auto reply = connection.receive(kAttemptTimeout);
+    if (!reply) return "the agent closed the connection";
+    if (reply->type != protocol::FrameType::kPong)
+      return "the agent answered " + protocol::describe(reply->type);
+    connection.close();
+    return std::nullopt;
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+}
+
+// Waits for every peer's agent; the failure message when one did not answer in time.
+std::optional<std::string> waitForPeers(const LaunchOptions& options) {
+  std::vector<std::string> waiting(options.hosts.begin() + 1, options.hosts.end());
+  auto deadline = Clock::now() + options.peerTimeout;
+  auto nextProgress = Clock::now() + kProgressEvery;
+  std::string lastError;
+  while (!waiting.empty()) {
+    std::erase_if(waiting, [&](const std::string& host) {
+      auto error = ping(options, host);
+      if (error) lastError = host + ": " + *error;
+      return !error;
+    });
+    if (waiting.empty()) break;
+    if (Clock::now() > deadline)
+      return "peer " + waiting.front() + " did not answer within " +
+             std::to_string(options.peerTimeout.count()) + " s (" + lastError + ")";
+    if (Clock::now() > nextProgress) {
+      say("waiting for " + std::to_string(waiting.size()) + " peer(s), last error: " + lastError);
+      nextProgress = Clock::now() + kProgressEvery;
+    }
+    std::this_thread::sleep_for(kRetryPause);
+  }
+  return std::nullopt;
+}
+
+// Tells every peer that answers how the instance ended, so its agent exits with it.
+void finishPeers(const LaunchOptions& options, int code) {
+  for (auto host = options.hosts.begin() + 1; host != options.hosts.end(); ++host) {
+    try {
+      remote::Connection connection =
+          remote::connectToAgent(options.credentials, *host, options.agentPort, kAttemptTimeout);
+      connection.send(protocol::finishFrame(code));
+      connection.receive(kAttemptTimeout);
+      connection.close();
+    } catch (const std::exception& error) {
+      say("could not tell " + *host + " that the launch ended: " + error.what());
+    }
+  }
+}
+
+std::optional<std::string> environmentValue(const std::string& name) {
+  const char* value = std::getenv(name.c_str());
+  return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
+}
+
+void writeHostfile(const LaunchOptions& options) {
+  std::ofstream out(options.hostfilePath, std::ios::trunc);
+  out << hostfile(options.hosts);
+  if (!out) say("could not write the hostfile " + options.hostfilePath);
+}
+
+}  // namespace
+
+std::vector<std::string> launchCommand(const LaunchOptions& options, bool poprunAvailable, bool runAsRoot,
+                                       const GetEnv& getEnv) {
+  if (options.userLauncher) return options.command;
+  LaunchInputs inputs{
+      options.shape, options.hosts, options.command, options.runtimeBinary + " rsh", runAsRoot, {}};
+  for (const auto& name : passedThroughVariables()) {
+    if (getEnv(name)) inputs.presentVariables.push_back(name);
+  }
+  return poprunAvailable ? poprunCommand(inputs) : mpirunCommand(inputs);
+}
+
+int runLaunch(const LaunchOptions& options) {
+  auto started = Clock::now();
+  process::TerminationFacts facts{options.worker, options.instance, "launch", {}, {}, ""};
+  auto finishWith = [&](process::ExitStatus status, const std::string& detail) {
+    finishPeers(options, status.succeeded() ? 0 : status.code);
+    facts.status = status;
+    facts.ran = Clock::now() - started;
+    facts.detail = detail;
+    std::string message = process::terminationMessage(facts);
+    say(message);
+    process::writeTerminationMessage(options.terminationLog, message);
+    return status.code;
+  };
+
+  if (options.hosts.size() > 1) {
+    say("waiting for the agents of " + std::to_string(options.hosts.size() - 1) + " peer(s)");
+    if (auto error = waitForPeers(options)) return finishWith({1, 0}, *error);
+    say("all " + std::to_string(options.hosts.size()) + " workers answered in " +
+        std::to_string(
+            std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count()) +
+        " ms");
+  }
+  writeHostfile(options);
+  std::vector<std::string> command =
+      launchCommand(options, process::onPath("poprun"), geteuid() == 0, environmentValue);
+  facts.what = command.front();
+  say("running " + shellJoin(command));
+  process::SpawnOptions spawn;
+  spawn.environment = {{contract::kEnvOmpiRshAgent, options.runtimeBinary + " rsh"},
+                       {contract::kEnvOmpiHostfile, options.hostfilePath}};
+  process::Supervised outcome = process::supervise(command, spawn);
+  return finishWith(outcome.status, outcome.spawnError);
+}
+
+}  // namespace ipu::runtime::launch

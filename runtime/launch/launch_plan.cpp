@@ -1,0 +1,176 @@
+#include "launch/launch_plan.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "contract/runtime_contract.h"
+
+namespace ipu::runtime::launch {
+namespace {
+
+// IPUJob sizes stay far below this; anything larger is a corrupt variable, not a job.
+constexpr int kMaxCount = 1 << 16;
+
+int positiveInteger(const GetEnv& getEnv, const std::string& name) {
+  std::optional<std::string> text = getEnv(name);
+  if (!text || text->empty())
+    throw LaunchError(name + " is not set (the operator sets it in every worker pod)");
+  int value = 0;
+  const char* end = text->data() + text->size();
+  auto [ptr, error] = std::from_chars(text->data(), end, value);
+  if (error != std::errc() || ptr != end)
+    throw LaunchError(name + "=\"" + *text + "\" is not a whole number");
+  if (value < 1 || value > kMaxCount)
+    throw LaunchError(name + "=" + *text + " is out of range 1-" + std::to_string(kMaxCount));
+  return value;
+}
+
+// A DNS name as Kubernetes makes them: letters, digits, '-' and '.'.
+bool validHostName(const std::string& host) {
+  if (host.empty() || host.size() > 253 || host.front() == '.' || host.front() == '-') return false;
+  return std::all_of(host.begin(), host.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+  });
+}
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t end = text.find(separator, start);
+    parts.push_back(text.substr(start, end - start));
+    if (end == std::string::npos) return parts;
+    start = end + 1;
+  }
+}
+
+std::string joined(const std::vector<std::string>& parts, const std::string& separator) {
+  std::string out;
+  for (const auto& part : parts) out += (out.empty() ? "" : separator) + part;
+  return out;
+}
+
+}  // namespace
+
+InstanceShape shapeFromEnvironment(const GetEnv& getEnv) {
+  InstanceShape shape;
+  shape.workers = positiveInteger(getEnv, contract::kEnvWorkersPerInstance);
+  shape.replicasPerWorker = positiveInteger(getEnv, contract::kEnvReplicasPerWorker);
+  int ipus = positiveInteger(getEnv, contract::kEnvIpusPerInstance);
+  long long replicas = static_cast<long long>(shape.workers) * shape.replicasPerWorker;
+  if (replicas > ipus || ipus % replicas != 0)
+    throw LaunchError("IPUJOB_IPUS_PER_INSTANCE=" + std::to_string(ipus) + " does not divide into " +
+                      std::to_string(replicas) + " replicas (" + std::to_string(shape.workers) +
+                      " workers x " + std::to_string(shape.replicasPerWorker) + " replicas per worker)");
+  shape.ipusPerReplica = static_cast<int>(ipus / replicas);
+  return shape;
+}
+
+std::vector<std::string> peersFromEnvironment(const GetEnv& getEnv, int workers) {
+  std::optional<std::string> text = getEnv(contract::kEnvPeers);
+  if (!text || text->empty())
+    throw LaunchError("IPU_RUNTIME_PEERS is not set (the operator sets it in every worker pod)");
+  std::vector<std::string> hosts = split(*text, ',');
+  for (const auto& host : hosts) {
+    if (!validHostName(host))
+      throw LaunchError("IPU_RUNTIME_PEERS has an invalid host name \"" + host + "\"");
+  }
+  if (static_cast<int>(hosts.size()) != workers)
+    throw LaunchError("IPU_RUNTIME_PEERS lists " + std::to_string(hosts.size()) + " hosts for " +
+                      std::to_string(workers) + " workers");
+  return hosts;
+}
+
+Environment popdistEnvironment(const InstanceShape& shape, int rank) {
+  return {
+      {"POPDIST_NUM_TOTAL_REPLICAS", std::to_string(shape.totalReplicas())},
+      {"POPDIST_NUM_IPUS_PER_REPLICA", std::to_string(shape.ipusPerReplica)},
+      {"POPDIST_NUM_LOCAL_REPLICAS", std::to_string(shape.replicasPerWorker)},
+      {"POPDIST_UNIFORM_REPLICAS_PER_INSTANCE", "1"},
+      {"POPDIST_REPLICA_INDEX_OFFSET", std::to_string(rank * shape.replicasPerWorker)},
+      // One rank per worker pod: each is the first (and only) instance on its host.
+      {"POPDIST_LOCAL_INSTANCE_INDEX", "0"},
+  };
+}
+
+const std::vector<std::string>& passedThroughVariables() {
+  static const std::vector<std::string> names = {
+      "IPUOF_VIPU_API_HOST",    "IPUOF_VIPU_API_PORT", "IPUOF_VIPU_API_PARTITION_ID", "IPUOF_VIPU_API_GCD_ID",
+      "IPUOF_VIPU_API_TIMEOUT", "IPUOF_LOG_LEVEL",     "POPLAR_TARGET_OPTIONS",       "PATH",
+      "LD_LIBRARY_PATH",        "PYTHONPATH"};
+  return names;
+}
+
+std::vector<std::string> poprunCommand(const LaunchInputs& inputs) {
+  const InstanceShape& shape = inputs.shape;
+  std::string mpiGlobal = "--tag-output --bind-to none --mca plm_rsh_agent '" + inputs.rshAgent + "'";
+  if (inputs.runAsRoot) mpiGlobal += " --allow-run-as-root";
+  std::vector<std::string> argv = {"poprun",
+                                   "--host",
+                                   joined(inputs.hosts, ","),
+                                   "--num-instances",
+                                   std::to_string(shape.ranks()),
+                                   "--num-replicas",
+                                   std::to_string(shape.totalReplicas()),
+                                   "--ipus-per-replica",
+                                   std::to_string(shape.ipusPerReplica),
+                                   "--mpi-global-args=" + mpiGlobal};
+  argv.push_back("--");
+  argv.insert(argv.end(), inputs.command.begin(), inputs.command.end());
+  return argv;
+}
+
+std::vector<std::string> mpirunCommand(const LaunchInputs& inputs) {
+  if (static_cast<int>(inputs.hosts.size()) != inputs.shape.ranks())
+    throw LaunchError(std::to_string(inputs.hosts.size()) + " hosts for " +
+                      std::to_string(inputs.shape.ranks()) + " ranks");
+  if (inputs.command.empty()) throw LaunchError("no command to start on the ranks");
+  std::vector<std::string> argv = {"mpirun", "--bind-to",     "none",         "--tag-output",
+                                   "--mca",  "plm_rsh_agent", inputs.rshAgent};
+  if (inputs.runAsRoot) argv.push_back("--allow-run-as-root");
+  for (int rank = 0; rank < inputs.shape.ranks(); ++rank) {
+    if (rank > 0) argv.push_back(":");
+    argv.insert(argv.end(), {"-np", "1", "--host", inputs.hosts[rank]});
+    for (const auto& [name, value] : popdistEnvironment(inputs.shape, rank))
+      argv.insert(argv.end(), {"-x", name + "=" + value});
+    for (const auto& name : inputs.presentVariables) argv.insert(argv.end(), {"-x", name});
+    argv.insert(argv.end(), inputs.command.begin(), inputs.command.end());
+  }
+  return argv;
+}
+
+std::string hostfile(const std::vector<std::string>& hosts) {
+  std::string text;
+  for (const auto& host : hosts) text += host + " slots=1\n";
+  return text;
+}
+
+std::string completePeerName(const std::string& host, const std::vector<std::string>& peers) {
+  if (std::find(peers.begin(), peers.end(), host) != peers.end()) return host;
+  for (const auto& peer : peers) {
+    if (peer.size() > host.size() && peer.compare(0, host.size(), host) == 0 && peer[host.size()] == '.')
+      return peer;
+  }
+  return host;
+}
+
+std::string shellJoin(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const auto& arg : argv) {
+    if (!line.empty()) line += ' ';
+    bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
+    });
+    if (plain) {
+      line += arg;
+      continue;
+    }
+    line += '\'';
+    for (char c : arg) line += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    line += '\'';
+  }
+  return line;
+}
+
+}  // namespace ipu::runtime::launch

@@ -1,0 +1,77 @@
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+// What the launch of one job instance runs: pure functions from the instance's shape, its hosts and the rank
+// program to the poprun or mpirun command line, so every shape is unit-tested without starting anything.
+//
+// Words: a job instance has its own partition and is its own world; it has `workers` pods, and one rank (one
+// poprun "instance", one host process) runs in each; each rank drives `replicasPerWorker` model replicas of
+// `ipusPerReplica` IPUs.
+namespace ipu::runtime::launch {
+
+struct LaunchError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct InstanceShape {
+  int workers = 1;
+  int replicasPerWorker = 1;
+  int ipusPerReplica = 1;
+
+  int ranks() const { return workers; }
+  int totalReplicas() const { return workers * replicasPerWorker; }
+  bool operator==(const InstanceShape&) const = default;
+};
+
+using Environment = std::vector<std::pair<std::string, std::string>>;
+using GetEnv = std::function<std::optional<std::string>(const std::string&)>;
+
+// The shape from the variables the operator sets (IPUJOB_WORKERS_PER_INSTANCE, IPUJOB_REPLICAS_PER_WORKER,
+// IPUJOB_IPUS_PER_INSTANCE). LaunchError naming the variable when one is missing, not a number, out of range,
+// or when the IPUs do not divide evenly into replicas.
+InstanceShape shapeFromEnvironment(const GetEnv& getEnv);
+
+// The hosts of the instance from IPU_RUNTIME_PEERS (comma-separated, worker 0 first); LaunchError when it is
+// missing, has empty or invalid names, or does not list `workers` hosts.
+std::vector<std::string> peersFromEnvironment(const GetEnv& getEnv, int workers);
+
+// What poprun passes to the rank on worker `rank` of the instance (DESIGN.md, "Runtime and launch").
+Environment popdistEnvironment(const InstanceShape& shape, int rank);
+
+// Variables the launcher's own environment hands on to every rank when set (what poprun exports).
+const std::vector<std::string>& passedThroughVariables();
+
+struct LaunchInputs {
+  InstanceShape shape;
+  std::vector<std::string> hosts;             // one per worker, worker 0 first
+  std::vector<std::string> command;           // the rank program and its arguments
+  std::string rshAgent;                       // e.g. "/opt/ipu-runtime/ipu-runtime rsh"
+  bool runAsRoot = false;                     // mpirun refuses root unless told
+  std::vector<std::string> presentVariables;  // of passedThroughVariables(), those set in the launcher
+};
+
+// poprun --host h0,h1 --num-instances W --num-replicas R --ipus-per-replica I --mpi-global-args=… -- CMD…
+// (the V-IPU partition comes from IPUOF_VIPU_API_* in the environment, as the operator set it).
+std::vector<std::string> poprunCommand(const LaunchInputs& inputs);
+
+// mpirun with one application context per rank, pinned to its host, with the POPDIST_* values poprun would
+// pass that rank and the launcher's IPUOF_*/PATH/... exported; --bind-to none, --tag-output.
+std::vector<std::string> mpirunCommand(const LaunchInputs& inputs);
+
+// The hostfile a user's own mpirun reads (OMPI_MCA_orte_default_hostfile): "<host> slots=1" per worker.
+std::string hostfile(const std::vector<std::string>& hosts);
+
+// The peer a host name given to rsh means: itself when it is listed, else the listed peer it abbreviates
+// (mpirun drops the domain: "job-worker-1" for "job-worker-1.job"), else the name unchanged.
+std::string completePeerName(const std::string& host, const std::vector<std::string>& peers);
+
+// The command as one line for logs and for /bin/sh (each argument single-quoted when it needs it).
+std::string shellJoin(const std::vector<std::string>& argv);
+
+}  // namespace ipu::runtime::launch

@@ -1,0 +1,196 @@
+// ipu-runtime: the static binary the operator places into every worker pod (DESIGN.md, "Runtime and launch").
+//
+//   ipu-runtime exec -- CMD…              run the worker's command as PID 1, with a termination message
+//   ipu-runtime launch [--launcher] -- CMD…  worker 0 of a multi-worker instance: start every rank
+//   ipu-runtime agent [--port N]          the other workers: serve remote starts until the launch ends
+//   ipu-runtime rsh HOST CMD…             mpirun's remote-start agent (OMPI_MCA_plm_rsh_agent)
+//   ipu-runtime install DIR               the init container: copy this binary into DIR
+//   ipu-runtime version
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "contract/runtime_contract.h"
+#include "launch/launch.h"
+#include "process/supervisor.h"
+#include "process/termination.h"
+#include "remote/agent.h"
+#include "remote/rsh.h"
+#include "tls/tls.h"
+
+namespace {
+
+namespace contract = ipu::runtime::contract;
+namespace launch = ipu::runtime::launch;
+namespace process = ipu::runtime::process;
+namespace remote = ipu::runtime::remote;
+
+constexpr int kUsageError = 2;
+
+const char* usage =
+    "usage: ipu-runtime exec -- CMD [ARG...]\n"
+    "       ipu-runtime launch [--launcher] -- CMD [ARG...]\n"
+    "       ipu-runtime agent [--port N]\n"
+    "       ipu-runtime rsh HOST CMD [ARG...]\n"
+    "       ipu-runtime install DIR\n"
+    "       ipu-runtime version\n";
+
+int usageError(const std::string& why) {
+  std::fprintf(stderr, "ipu-runtime: %s\n%s", why.c_str(), usage);
+  return kUsageError;
+}
+
+std::string env(const char* name, const std::string& fallback = "") {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : fallback;
+}
+
+std::string hostName() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
+std::vector<std::string> splitPeers(const std::string& text) {
+  std::vector<std::string> peers;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) peers.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return peers;
+}
+
+// The command after "--" (or the remaining arguments when there is no "--").
+std::vector<std::string> commandAfter(const std::vector<std::string>& args, std::size_t from) {
+  if (from < args.size() && args[from] == "--") ++from;
+  return {args.begin() + static_cast<std::ptrdiff_t>(std::min(from, args.size())), args.end()};
+}
+
+std::string selfPath() {
+  std::error_code error;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::string(contract::kBinary) : path.string();
+}
+
+int runExec(const std::vector<std::string>& args) {
+  std::vector<std::string> command = commandAfter(args, 0);
+  if (command.empty()) return usageError("exec needs a command");
+  process::Supervised outcome = process::supervise(command);
+  std::string message =
+      process::terminationMessage({hostName(), env(contract::kEnvInstance), launch::shellJoin(command),
+                                   outcome.status, outcome.ran, outcome.spawnError});
+  if (!outcome.spawnError.empty() || !outcome.status.succeeded())
+    std::fprintf(stderr, "ipu-runtime exec: %s\n", message.c_str());
+  process::writeTerminationMessage(env(contract::kEnvTerminationLog), message);
+  return outcome.status.code;
+}
+
+int runLaunch(const std::vector<std::string>& args) {
+  bool userLauncher = !args.empty() && args[0] == contract::kLauncherFlag;
+  std::vector<std::string> command = commandAfter(args, userLauncher ? 1 : 0);
+  if (command.empty()) return usageError("launch needs a command");
+  auto getEnv = [](const std::string& name) -> std::optional<std::string> {
+    const char* value = std::getenv(name.c_str());
+    return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
+  };
+  launch::LaunchOptions options;
+  options.shape = launch::shapeFromEnvironment(getEnv);
+  options.hosts = launch::peersFromEnvironment(getEnv, options.shape.workers);
+  options.credentials = remote::Credentials::load(remote::credentialsDirectory());
+  options.command = command;
+  options.userLauncher = userLauncher;
+  options.agentPort = remote::agentPort();
+  std::string timeout = env(contract::kEnvPeerTimeout, std::to_string(contract::kDefaultPeerTimeoutSeconds));
+  options.peerTimeout = std::chrono::seconds(std::strtol(timeout.c_str(), nullptr, 10));
+  if (options.peerTimeout.count() <= 0)
+    throw launch::LaunchError(std::string(contract::kEnvPeerTimeout) + "=\"" + timeout +
+                              "\" is not a positive number");
+  options.runtimeBinary = selfPath();
+  options.hostfilePath = std::filesystem::path(options.runtimeBinary).parent_path() / "hostfile";
+  options.terminationLog = env(contract::kEnvTerminationLog);
+  options.worker = hostName();
+  options.instance = env(contract::kEnvInstance);
+  return launch::runLaunch(options);
+}
+
+int runAgent(const std::vector<std::string>& args) {
+  remote::AgentOptions options{remote::Credentials::load(remote::credentialsDirectory()),
+                               remote::agentPort(),
+                               hostName(),
+                               env(contract::kEnvTerminationLog),
+                               hostName(),
+                               env(contract::kEnvInstance)};
+  if (args.size() == 2 && args[0] == "--port") {
+    options.port = std::atoi(args[1].c_str());
+  } else if (!args.empty()) {
+    return usageError("agent takes no arguments but --port N");
+  }
+  return remote::runAgent(options);
+}
+
+int runRsh(const std::vector<std::string>& args) {
+  if (args.size() < 2) return usageError("rsh needs a host and a command");
+  remote::RshOptions options{remote::Credentials::load(remote::credentialsDirectory()),
+                             args[0],
+                             {args.begin() + 1, args.end()},
+                             splitPeers(env(contract::kEnvPeers)),
+                             remote::agentPort()};
+  return remote::runRsh(options);
+}
+
+// Copies this binary into `dir` (write, then rename: a reader never sees half a file).
+int runInstall(const std::vector<std::string>& args) {
+  if (args.size() != 1) return usageError("install needs one directory");
+  std::filesystem::path target = std::filesystem::path(args[0]) / "ipu-runtime";
+  std::filesystem::path partial = target.string() + ".partial";
+  std::filesystem::copy_file(selfPath(), partial, std::filesystem::copy_options::overwrite_existing);
+  chmod(partial.c_str(), 0755);
+  std::filesystem::rename(partial, target);
+  std::fprintf(stderr, "ipu-runtime %s installed into %s\n", IPU_RUNTIME_VERSION, target.c_str());
+  return 0;
+}
+
+int dispatch(const std::string& subcommand, const std::vector<std::string>& args) {
+  if (subcommand == contract::kExecCommand) return runExec(args);
+  if (subcommand == contract::kLaunchCommand) return runLaunch(args);
+  if (subcommand == contract::kAgentCommand) return runAgent(args);
+  if (subcommand == contract::kRshCommand) return runRsh(args);
+  if (subcommand == contract::kInstallCommand) return runInstall(args);
+  if (subcommand == "version" || subcommand == "--version") {
+    std::printf("ipu-runtime %s\n", IPU_RUNTIME_VERSION);
+    return 0;
+  }
+  if (subcommand == "help" || subcommand == "--help" || subcommand == "-h") {
+    std::fputs(usage, stdout);
+    return 0;
+  }
+  return usageError("unknown subcommand \"" + subcommand + "\"");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A peer that goes away must be an error on the write, not a signal that kills the runtime.
+  std::signal(SIGPIPE, SIG_IGN);
+  // Before anything else touches OpenSSL: it must never look for openssl.cnf in an image we do not know.
+  ipu::runtime::tls::initOpenSsl();
+  if (argc < 2) return usageError("no subcommand");
+  std::vector<std::string> args(argv + 2, argv + argc);
+  try {
+    return dispatch(argv[1], args);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "ipu-runtime %s: %s\n", argv[1], error.what());
+    process::writeTerminationMessage(env(contract::kEnvTerminationLog),
+                                     std::string("ipu-runtime ") + argv[1] + ": " + error.what());
+    return 1;
+  }
+}

@@ -1,0 +1,24 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "process/exit_status.h"
+#include "process/spawn.h"
+
+namespace ipu::runtime::process {
+
+struct Supervised {
+  ExitStatus status;
+  std::chrono::steady_clock::duration ran{};
+  std::string spawnError;  // set when the command could not be started (status.code 126/127)
+  int lastForwardedSignal = 0;
+};
+
+// Runs `argv` as a child leading its own process group and waits for it, doing what PID 1 of a container
+// must: SIGTERM/SIGINT/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2 are passed on to the child's group (so a shell's
+// children get them too), and every child that ends is reaped, the command's and orphans alike.
+Supervised supervise(const std::vector<std::string>& argv, const SpawnOptions& options = {});
+
+}  // namespace ipu::runtime::process

@@ -1,0 +1,187 @@
+#include "remote/agent.h"
+
+#include <cstdio>
+#include <set>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "net/socket.h"
+#include "process/signals.h"
+#include "process/termination.h"
+#include "remote/served_command.h"
+
+namespace ipu::runtime::remote {
+namespace {
+
+constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
+constexpr auto kFirstFrameTimeout = std::chrono::seconds(30);
+// After Finish, how long served commands may take to end before they are killed.
+constexpr auto kFinishGrace = std::chrono::seconds(5);
+
+void say(const std::string& text) {
+  std::fprintf(stderr, "ipu-runtime agent: %s\n", text.c_str());
+}
+
+// One connection, in a process of its own: authenticate, read the request, serve it. Its exit code tells the
+// agent nothing; a Finish is passed up through `finishPipe`.
+[[noreturn]] void serveConnection(const AgentOptions& options, const tls::Context& context, int fd,
+                                  int finishPipe) {
+  std::string peer = net::peerAddress(fd);
+  auto stream = std::make_unique<tls::Stream>(context, fd);
+  try {
+    stream->handshake(kHandshakeTimeout);
+  } catch (const std::exception& error) {
+    say("refused a connection from " + peer + ": " + error.what());
+    _exit(1);
+  }
+  Connection connection(std::move(stream));
+  try {
+    auto request = connection.receive(kFirstFrameTimeout);
+    if (!request) _exit(0);
+    switch (request->type) {
+      case protocol::FrameType::kPing:
+        connection.send(protocol::pongFrame(options.hostName));
+        break;
+      case protocol::FrameType::kFinish: {
+        int code = protocol::finishCodeOf(*request);
+        unsigned char byte = static_cast<unsigned char>(code);
+        ssize_t ignored = write(finishPipe, &byte, 1);
+        (void)ignored;
+        connection.send(protocol::pongFrame(options.hostName));
+        break;
+      }
+      case protocol::FrameType::kRun:
+        serveCommand(connection, protocol::commandLineOf(*request), peer);
+        break;
+      default:
+        connection.send(protocol::errorFrame("unexpected " + protocol::describe(request->type) + " request"));
+        say("refused a " + protocol::describe(request->type) + " request from " + peer);
+    }
+    connection.close();
+  } catch (const std::exception& error) {
+    say("connection from " + peer + " ended: " + error.what());
+    _exit(1);
+  }
+  _exit(0);
+}
+
+class Agent {
+ public:
+  explicit Agent(const AgentOptions& options)
+      : options_(options),
+        context_(options.credentials.context(tls::Role::kServer)),
+        listener_(net::listenTcp(options.port)),
+        signals_(signalsToWatch()) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) throw net::NetError("pipe failed");
+    finishRead_ = net::Fd(fds[0]);
+    finishWrite_ = net::Fd(fds[1]);
+  }
+
+  int run() {
+    say("serving job " + options_.credentials.identity + " on port " +
+        std::to_string(net::localPort(listener_.get())));
+    started_ = std::chrono::steady_clock::now();
+    while (true) {
+      pollfd waits[] = {
+          {listener_.get(), POLLIN, 0}, {signals_.fd(), POLLIN, 0}, {finishRead_.get(), POLLIN, 0}};
+      if (poll(waits, 3, -1) < 0) continue;
+      if (waits[0].revents & POLLIN) accept();
+      if (waits[1].revents & POLLIN) {
+        if (int stop = handleSignals(); stop != 0)
+          return end(stop, "stopped by signal " + std::to_string(stop - 128));
+      }
+      if (waits[2].revents & POLLIN) {
+        unsigned char code = 0;
+        if (read(finishRead_.get(), &code, 1) == 1) return end(code, "");
+      }
+    }
+  }
+
+ private:
+  static std::vector<int> signalsToWatch() {
+    std::vector<int> signals = process::forwardedSignals();
+    signals.push_back(SIGCHLD);
+    return signals;
+  }
+
+  void accept() {
+    net::Fd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (!fd) return;
+    net::enableKeepAlive(fd.get());
+    pid_t pid = fork();
+    if (pid == 0) {
+      listener_.reset();
+      finishRead_.reset();
+      serveConnection(options_, context_, fd.release(), finishWrite_.get());
+    }
+    if (pid > 0) {
+      handlers_.insert(pid);
+      ++served_;
+    }
+  }
+
+  // Reaps handlers; passes a stop signal on to them. Returns 128 + signal when the agent must stop.
+  int handleSignals() {
+    int stop = 0;
+    for (int signal : signals_.drain()) {
+      if (signal != SIGCHLD) {
+        for (pid_t pid : handlers_) kill(pid, SIGTERM);
+        stop = 128 + signal;
+      }
+    }
+    reap(false);
+    return stop;
+  }
+
+  void reap(bool block) {
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, block ? 0 : WNOHANG)) > 0) handlers_.erase(pid);
+  }
+
+  // Lets the served commands end (they were told to by Finish's sender or by SIGTERM), then leaves.
+  int end(int code, const std::string& why) {
+    for (pid_t pid : handlers_) kill(pid, SIGTERM);
+    auto deadline = std::chrono::steady_clock::now() + kFinishGrace;
+    while (!handlers_.empty() && std::chrono::steady_clock::now() < deadline) {
+      reap(false);
+      usleep(20'000);
+    }
+    for (pid_t pid : handlers_) kill(pid, SIGKILL);
+    reap(true);
+    auto ran = std::chrono::steady_clock::now() - started_;
+    std::string detail = "served " + std::to_string(served_) + " connection(s)";
+    std::string message = process::terminationMessage({options_.worker,
+                                                       options_.instance,
+                                                       why.empty() ? "agent (launch finished)" : "agent",
+                                                       {code, 0},
+                                                       ran,
+                                                       why.empty() ? detail : why + "; " + detail});
+    say(message);
+    process::writeTerminationMessage(options_.terminationLog, message);
+    return code;
+  }
+
+  AgentOptions options_;
+  tls::Context context_;
+  net::Fd listener_;
+  process::SignalFd signals_;
+  net::Fd finishRead_;
+  net::Fd finishWrite_;
+  std::set<pid_t> handlers_;
+  int served_ = 0;
+  std::chrono::steady_clock::time_point started_;
+};
+
+}  // namespace
+
+int runAgent(const AgentOptions& options) {
+  return Agent(options).run();
+}
+
+}  // namespace ipu::runtime::remote

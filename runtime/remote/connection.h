@@ -1,0 +1,56 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "protocol/frame.h"
+#include "tls/tls.h"
+
+namespace ipu::runtime::remote {
+
+// The job's credentials as the runtime loads them: the mounted Secret's files, and the identity its
+// certificate names (a peer must present a certificate of the same job).
+struct Credentials {
+  std::string directory;
+  std::string identity;
+
+  static Credentials load(const std::string& directory);
+  tls::Context context(tls::Role role) const;
+};
+
+// One framed, mutually authenticated connection to a peer.
+class Connection {
+ public:
+  explicit Connection(std::unique_ptr<tls::Stream> stream) : stream_(std::move(stream)) {}
+
+  void send(const protocol::Frame& frame);
+  // Blocks until a whole frame arrives (or `timeout` passes: ProtocolError). nullopt when the peer closed the
+  // connection between frames; ProtocolError when it closed inside one or sent something malformed.
+  std::optional<protocol::Frame> receive(std::chrono::milliseconds timeout);
+  // For poll() loops: reads what the socket has (once) and returns false when the peer closed the connection.
+  bool readAvailable();
+  // A frame already read by readAvailable(), if any.
+  std::optional<protocol::Frame> nextFrame() { return reader_.next(); }
+  // Whether data is waiting that poll() on fd() would not report (decrypted bytes buffered by TLS).
+  bool hasBufferedData() const { return stream_->hasBufferedData(); }
+  int fd() const { return stream_->fd(); }
+  void close() noexcept { stream_->shutdown(); }
+  std::string peerIdentity() const { return stream_->peerIdentity(); }
+
+ private:
+  std::unique_ptr<tls::Stream> stream_;
+  protocol::FrameReader reader_;
+};
+
+// Connects to the agent on `host`, authenticates both ends and returns the connection.
+Connection connectToAgent(const Credentials& credentials, const std::string& host, int port,
+                          std::chrono::milliseconds timeout);
+
+// The agent's port: IPU_RUNTIME_AGENT_PORT when set (validated), else the contract's.
+int agentPort();
+// The credentials directory: IPU_RUNTIME_TLS_DIR when set, else the contract's mount path.
+std::string credentialsDirectory();
+
+}  // namespace ipu::runtime::remote
