@@ -355,7 +355,7 @@ void IpuJobReconciler::announce(const JobPass& pass) {
 
 void IpuJobReconciler::warnIfLauncherNotRun(const JobPass& pass, const api::IpuJobSpec& spec) {
   // Parsed but not acted on: say so loudly rather than let the job look as if its launcher ran.
-  if (auto message = launcherNotRunMessage(spec)) {
+  if (auto message = launcherNotRunMessage(spec, options_.pods.runtime)) {
     events_.record(kube::referenceTo(pass.object), kube::EventType::kWarning, "LauncherNotRun", *message);
   }
 }

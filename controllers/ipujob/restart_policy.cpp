@@ -15,6 +15,13 @@ std::string describeFailure(const WorkerOutcome& worker) {
   return "Worker pod " + worker.pod + " failed" + (worker.detail.empty() ? "" : " (" + worker.detail + ")");
 }
 
+// What the worker's own termination message adds (ipu-runtime's line: instance, command, duration), last,
+// so that the operator's sentence reads first.
+std::string terminationDetail(const WorkerOutcome& worker) {
+  if (worker.state != State::kFailed || worker.exitCode == 0 || worker.detail.empty()) return "";
+  return ": " + worker.detail;
+}
+
 bool restartable(const api::IpuJobSpec& spec, const WorkerOutcome& worker) {
   switch (spec.restartType) {
     case RestartType::kNever:
@@ -41,20 +48,21 @@ WorkerVerdict judgeWorkers(const api::IpuJobSpec& spec, int restartCount,
   for (const WorkerOutcome& worker : workers) {
     if (worker.state != State::kFailed && worker.state != State::kLost) continue;
     const std::string failure = describeFailure(worker);
+    const std::string detail = terminationDetail(worker);
     const std::string reason = worker.state == State::kLost ? "WorkerLost" : "WorkerFailed";
     if (!restartable(spec, worker)) {
       if (spec.restartType == RestartType::kExitCode && worker.state == State::kFailed) {
-        return {Kind::kFail, reason, failure + ", which is not in restartPolicy.exitCodes"};
+        return {Kind::kFail, reason, failure + ", which is not in restartPolicy.exitCodes" + detail};
       }
-      return {Kind::kFail, reason, failure};
+      return {Kind::kFail, reason, failure + detail};
     }
     if (limitReached) {
       return {Kind::kFail, "BackoffLimitExceeded",
               failure + " after " + std::to_string(restartCount) + " restart(s) (backOffLimit " +
-                  std::to_string(spec.backOffLimit) + ")"};
+                  std::to_string(spec.backOffLimit) + ")" + detail};
     }
     return {Kind::kRestart, reason,
-            failure + "; restarting the job (" + restartOrdinal(spec, restartCount) + ")"};
+            failure + "; restarting the job (" + restartOrdinal(spec, restartCount) + ")" + detail};
   }
   for (const WorkerOutcome& worker : workers) {
     if (worker.state != State::kSucceeded) return {Kind::kContinue, {}, {}};

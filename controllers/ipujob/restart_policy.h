@@ -12,8 +12,10 @@ struct WorkerOutcome {
   enum class State { kActive, kSucceeded, kFailed, kLost };
   std::string pod;
   State state = State::kActive;
-  int exitCode = 0;    // kFailed: the first non-zero exit code of its containers (0 when none, e.g. evicted)
-  std::string detail;  // kFailed without an exit code: the pod's reason ("Evicted"); kLost: what happened
+  int exitCode = 0;  // kFailed: the first non-zero exit code of its containers (0 when none, e.g. evicted)
+  // kFailed with an exit code: the container's termination message (ipu-runtime's line naming the instance);
+  // without one: the pod's reason ("Evicted"); kLost: what happened.
+  std::string detail;
 };
 
 struct WorkerVerdict {

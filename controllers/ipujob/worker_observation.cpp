@@ -1,6 +1,8 @@
 #include "ipujob/worker_observation.h"
 
 #include <exception>
+#include <tuple>
+#include <utility>
 
 #include "common/json_access.h"
 #include "ipujob/worker_pod.h"
@@ -17,14 +19,21 @@ int attemptOf(const Json& pod) {
   }
 }
 
-int firstNonZeroExitCode(const Json& pod) {
+// The first container that ended with a non-zero exit code: its code, and its termination message (what
+// ipu-runtime wrote: the instance, the command, how it ended), if any.
+std::pair<int, std::string> firstFailedContainer(const Json& pod) {
   const Json& statuses = member(member(pod, "status"), "containerStatuses");
-  if (!statuses.is_array()) return 0;
+  if (!statuses.is_array()) return {0, ""};
   for (const Json& status : statuses) {
-    const Json& code = member(member(member(status, "state"), "terminated"), "exitCode");
-    if (code.is_number_integer() && code.get<int>() != 0) return code.get<int>();
+    const Json& terminated = member(member(status, "state"), "terminated");
+    const Json& code = member(terminated, "exitCode");
+    if (code.is_number_integer() && code.get<int>() != 0) {
+      std::string message = stringMember(terminated, "message");
+      while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+      return {code.get<int>(), message};
+    }
   }
-  return 0;
+  return {0, ""};
 }
 
 // A worker pod as restartPolicy sees it.
@@ -34,7 +43,7 @@ WorkerOutcome outcomeOf(const std::string& name, const Json& pod) {
   if (phase == "Succeeded") outcome.state = WorkerOutcome::State::kSucceeded;
   if (phase != "Failed") return outcome;
   outcome.state = WorkerOutcome::State::kFailed;
-  outcome.exitCode = firstNonZeroExitCode(pod);
+  std::tie(outcome.exitCode, outcome.detail) = firstFailedContainer(pod);
   if (outcome.exitCode == 0) {  // evicted, or killed before it ran: the pod's reason says why
     const std::string reason = stringMember(member(pod, "status"), "reason");
     const std::string message = stringMember(member(pod, "status"), "message");
@@ -98,19 +107,6 @@ std::vector<kube::ObjectPtr> podsToRemoveAtEnd(const std::vector<kube::ObjectPtr
     }
   }
   return doomed;
-}
-
-std::optional<std::string> launcherNotRunMessage(const api::IpuJobSpec& spec) {
-  std::string what;
-  if (!spec.launcherCommand.empty()) what = "launcher.command is set";
-  if (spec.workersPerJobInstance > 1) {
-    what += (what.empty() ? "" : " and ") + std::string("workersPerJobInstance is ") +
-            std::to_string(spec.workersPerJobInstance);
-  }
-  if (what.empty()) return std::nullopt;
-  return what +
-         ", but this operator version does not run a launcher yet: each worker pod runs its own container "
-         "command, and no process starts the instance across its worker pods";
 }
 
 }  // namespace ipu::controllers

@@ -42,10 +42,6 @@ WorkerObservation observeWorkers(const api::IpuJob& job, const WorkerPods& pods,
 std::vector<kube::ObjectPtr> podsToRemoveAtEnd(const std::vector<kube::ObjectPtr>& pods,
                                                api::CleanPodPolicy policy, const std::string& jobName);
 
-// Why a job that sets launcher.command or several workers per instance does not run as it asks (nullopt when
-// it does not): this version runs each worker's own command and no launcher. Pure.
-std::optional<std::string> launcherNotRunMessage(const api::IpuJobSpec& spec);
-
 // A pod's status.phase ("" when it has none yet).
 std::string podPhase(const Json& pod);
 bool podFinished(const Json& pod);

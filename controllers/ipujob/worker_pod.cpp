@@ -2,8 +2,12 @@
 
 #include <algorithm>
 
+#include "contract/runtime_contract.h"
+
 namespace ipu::controllers {
 namespace {
+
+namespace contract = runtime::contract;
 
 constexpr const char* kShmVolume = "devshm";
 
@@ -77,15 +81,16 @@ void injectEnv(Json& container, const api::IpuJob& job, int workerIndex, const P
              std::to_string(workerInInstance * spec.modelReplicasPerWorker));
   defaultEnv(env, "POPDIST_LOCAL_INSTANCE_INDEX", "0");
 
-  setEnv(env, "IPUJOB_NAME", job.identity.name);
-  setEnv(env, "IPUJOB_NAMESPACE", job.identity.ns);
-  setEnv(env, "IPUJOB_INSTANCE", std::to_string(instance));
-  setEnv(env, "IPUJOB_INSTANCES", std::to_string(spec.jobInstances));
-  setEnv(env, "IPUJOB_WORKER_INDEX", std::to_string(workerIndex));
-  setEnv(env, "IPUJOB_WORKER_IN_INSTANCE", std::to_string(workerInInstance));
-  setEnv(env, "IPUJOB_WORKERS_PER_INSTANCE", std::to_string(spec.workersPerJobInstance));
-  setEnv(env, "IPUJOB_IPUS_PER_INSTANCE", std::to_string(spec.ipusPerJobInstance));
-  setEnv(env, "IPUJOB_SERVICE", headlessServiceName(job.identity.name));
+  setEnv(env, contract::kEnvJobName, job.identity.name);
+  setEnv(env, contract::kEnvJobNamespace, job.identity.ns);
+  setEnv(env, contract::kEnvInstance, std::to_string(instance));
+  setEnv(env, contract::kEnvInstances, std::to_string(spec.jobInstances));
+  setEnv(env, contract::kEnvWorkerIndex, std::to_string(workerIndex));
+  setEnv(env, contract::kEnvWorkerInInstance, std::to_string(workerInInstance));
+  setEnv(env, contract::kEnvWorkersPerInstance, std::to_string(spec.workersPerJobInstance));
+  setEnv(env, contract::kEnvIpusPerInstance, std::to_string(spec.ipusPerJobInstance));
+  setEnv(env, contract::kEnvReplicasPerWorker, std::to_string(spec.modelReplicasPerWorker));
+  setEnv(env, contract::kEnvService, headlessServiceName(job.identity.name));
 }
 
 Json jobLabels(const api::IpuJob& job) {
@@ -169,6 +174,7 @@ Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssi
     volumes.push_back(
         {{"name", kShmVolume}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", options.shmSizeLimit}}}});
   }
+  injectRuntime(spec, job, workerIndex, options.runtime);
   pod["spec"] = std::move(spec);
   return pod;
 }

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/ipujob.h"
+#include "ipujob/runtime_injection.h"
 
 namespace ipu::controllers {
 
@@ -33,6 +34,7 @@ struct PartitionAssignment {
 struct WorkerPodOptions {
   std::string shmSizeLimit = "10Gi";  // for the /dev/shm emptyDir the operator adds when the user has none
   int ipuofTimeoutSeconds = 120;      // IPUOF_VIPU_API_TIMEOUT unless the user set it
+  RuntimeOptions runtime;             // ipu-runtime's image; empty: not injected
 };
 
 std::string workerPodName(const std::string& jobName, int workerIndex);
@@ -49,6 +51,7 @@ std::string headlessServiceName(const std::string& jobName);
 //    IPUOF_VIPU_API_TIMEOUT, POPLAR_TARGET_OPTIONS and POPDIST_* (the user's value wins when set), and
 //    IPUJOB_*;
 //  - a nodeSelector for the partition's V-IPU controller (unless the user selected that label already);
+//  - ipu-runtime (injectRuntime) when options.runtime names its image;
 //  - labels (job, instance, worker index, attempt), the controller ownerReference, hostname/subdomain for the
 //  headless Service, restartPolicy Never
 //    (restarts are the job's: the operator replaces pods, so a restart gets a reset partition).

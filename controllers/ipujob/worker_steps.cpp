@@ -1,6 +1,8 @@
 #include "ipujob/worker_steps.h"
 
 #include "common/failpoint.h"
+#include "ipujob/runtime_injection.h"
+#include "tls/pki.h"
 #include "vipu/poplar_target_options.h"
 
 namespace ipu::controllers {
@@ -12,6 +14,7 @@ Status WorkerSteps::createMissing(const JobPass& pass, const api::IpuJob& job, c
   for (int k = 0; k < job.spec.workerCount(); ++k) {
     if (pods.current.contains(workerPodName(job.identity.name, k))) continue;
     if (created == 0) {
+      if (auto secret = ensureRuntimeSecret(job); !secret) return secret.error();
       auto service =
           client_.create(kube::ResourceRef::services(), job.identity.ns, buildHeadlessService(job));
       if (!service && service.error().code != ErrorCode::kAlreadyExists) return service.error();
@@ -35,6 +38,19 @@ Status WorkerSteps::createMissing(const JobPass& pass, const api::IpuJob& job, c
                    "Created " + std::to_string(created) + " worker pod(s)");
     failpoint("ipujob/after-pods-created");
   }
+  return {};
+}
+
+Status WorkerSteps::ensureRuntimeSecret(const api::IpuJob& job) {
+  if (options_.runtime.image.empty() || !needsRuntimeCredentials(job.spec)) return {};
+  // A new CA and key pair each time pods are made: when the Secret exists already (an earlier attempt, a
+  // create that timed out), that one is the job's and stays.
+  runtime::pki::JobCredentials credentials =
+      runtime::pki::issueJobCredentials(runtimeIdentity(job.identity), kRuntimeCredentialValidity);
+  auto secret =
+      client_.create(kube::ResourceRef::secrets(), job.identity.ns,
+                     buildRuntimeSecret(job, credentials.caCertPem, credentials.certPem, credentials.keyPem));
+  if (!secret && secret.error().code != ErrorCode::kAlreadyExists) return secret.error();
   return {};
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <vector>
 
 #include "api/ipujob.h"
@@ -13,7 +14,11 @@
 
 namespace ipu::controllers {
 
-// A job's children in Kubernetes: the headless Service and the worker pods of the current attempt.
+// How long a job's runtime certificate is valid: longer than any job runs.
+inline constexpr std::chrono::hours kRuntimeCredentialValidity{24 * 366};
+
+// A job's children in Kubernetes: the runtime's certificate Secret (multi-worker instances), the headless
+// Service and the worker pods of the current attempt.
 class WorkerSteps {
  public:
   WorkerSteps(kube::RestClient& client, kube::EventRecorder& events, WorkerPodOptions options)
@@ -29,6 +34,9 @@ class WorkerSteps {
   const WorkerPodOptions& options() const { return options_; }
 
  private:
+  // The per-job certificate Secret the runtime's agents and rsh authenticate with.
+  Status ensureRuntimeSecret(const api::IpuJob& job);
+
   kube::RestClient& client_;
   kube::EventRecorder& events_;
   WorkerPodOptions options_;

@@ -116,6 +116,12 @@ int main(int argc, char** argv) {
   kube::KubeEventRecorder events(client);
   controllers::ReconcilerOptions reconcilerOptions;
   reconcilerOptions.pods.shmSizeLimit = flags->shmSize;
+  reconcilerOptions.pods.runtime = {flags->runtimeImage, flags->runtimeImagePullPolicy};
+  if (flags->runtimeImage.empty()) {
+    log::warning(
+        "--runtime-image is not set: worker pods run their own commands; jobs with a launcher or several "
+        "workers per instance get a LauncherNotRun warning");
+  }
   reconcilerOptions.partitionIdPrefix = flags->partitionIdPrefix;
   reconcilerOptions.hooks.admitted = [&telemetry](double seconds) { telemetry.admitted(seconds); };
   reconcilerOptions.hooks.running = [&telemetry](double seconds) { telemetry.running(seconds); };

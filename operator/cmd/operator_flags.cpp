@@ -6,9 +6,9 @@
 #include <set>
 #include <tuple>
 
+#include "admission/admission_plan.h"
 #include "cli/flags.h"
 #include "common/log.h"
-#include "admission/admission_plan.h"
 #include "ipujob/orphan_partitions.h"
 #include "metrics/bind_address.h"
 
@@ -51,6 +51,13 @@ void defineFlags(cli::Flags& set, RawFlags& raw) {
   set.addInteger("burst", &f.burst, "API server requests allowed at once above --qps", 1, 100000, "N");
   set.addString("shm-size", &f.shmSize, "sizeLimit of the /dev/shm emptyDir added to worker pods",
                 "QUANTITY");
+  set.addString(
+      "runtime-image", &f.runtimeImage,
+      "image of ipu-runtime, injected into every worker pod (init container) to launch multi-worker "
+      "instances and report exit codes; empty: not injected",
+      "IMAGE");
+  set.addString("runtime-image-pull-policy", &f.runtimeImagePullPolicy,
+                "imagePullPolicy of the runtime's init container (Always, IfNotPresent or Never)", "POLICY");
   set.addBool("leader-elect", &f.leaderElect,
               "run the controller only while holding the Lease 'ipu-operator'");
   set.addString("leader-election-namespace", &f.leaderElectionNamespace,
@@ -106,6 +113,11 @@ Status checkValues(RawFlags& raw, const std::vector<std::string>& controllers) {
     return makeError(
         ErrorCode::kInvalidArgument,
         "--queueing-strategy: expected BestEffortFIFO or StrictFIFO, not \"" + raw.queueingStrategy + "\"");
+  }
+  const std::string& policy = flags.runtimeImagePullPolicy;
+  if (policy != "Always" && policy != "IfNotPresent" && policy != "Never") {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "--runtime-image-pull-policy: \"" + policy + "\" is not Always, IfNotPresent or Never");
   }
   if (auto valid = controllers::validatePartitionIdPrefix(flags.partitionIdPrefix); !valid) {
     return makeError(ErrorCode::kInvalidArgument, "--partition-id-prefix: " + valid.error().message);

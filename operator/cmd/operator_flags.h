@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "common/result.h"
 #include "admission/admission_plan.h"
+#include "common/result.h"
 #include "metrics/bind_address.h"
 
 namespace ipu::cmd {
@@ -28,6 +28,9 @@ struct OperatorFlags {
   double qps = 50;
   int burst = 100;
   std::string shmSize = "10Gi";
+  std::string
+      runtimeImage;  // empty: ipu-runtime is not injected (LauncherNotRun warnings for jobs that need it)
+  std::string runtimeImagePullPolicy = "IfNotPresent";
   bool leaderElect = true;
   std::string leaderElectionNamespace;  // empty: the kubeconfig's namespace
   // Parsed from --metrics-bind-address and --health-probe-bind-address (their defaults live with the flags).

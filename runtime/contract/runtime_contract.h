@@ -31,8 +31,6 @@ inline constexpr const char* kLauncherFlag = "--launcher";
 // Comma-separated host names of this job instance's workers, worker 0 first, as peers resolve them (the pod's
 // hostname and the job's headless Service: "<hostname>.<service>", completed by the pod's DNS search path).
 inline constexpr const char* kEnvPeers = "IPU_RUNTIME_PEERS";
-// Who the job's certificate was issued for; an agent or rsh accepts only a peer with this identity.
-inline constexpr const char* kEnvJobIdentity = "IPU_RUNTIME_JOB_IDENTITY";
 // Where the runtime writes its termination message (the container's terminationMessagePath).
 inline constexpr const char* kEnvTerminationLog = "IPU_RUNTIME_TERMINATION_LOG";
 // Seconds the launch waits for every peer's agent to answer (default kDefaultPeerTimeoutSeconds).

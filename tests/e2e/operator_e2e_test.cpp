@@ -1,19 +1,21 @@
 // ipu-operator with real containers: an IPUJob's worker runs on the real node (kubelet + containerd + runc),
 // sees the partition the operator made for it, and `kubectl logs <job>-worker-0` shows what it printed; a
-// failing worker restarts the job by its restartPolicy with the exit code from the real process.
+// failing worker restarts the job by its restartPolicy with the exit code from the real process. The operator
+// injects ipu-runtime: single workers run under `exec` (termination message in the job's status), and jobs
+// whose instances span several pods start every rank with real OpenMPI through the runtime's launch.
+#include <sstream>
+
 #include "operator_fixture.h"
 
 namespace ipu::testing {
 namespace {
 
-// An IPUJob whose single worker runs `script` in busybox on the real node: the template selects the node and
-// tolerates its taint, as a user targets their IPU hosts.
-std::string jobOnRealNode(const std::string& name, const std::string& script,
-                          const std::string& specLines = "") {
-  const Json container = {{"name", "train"},
-                          {"image", TestCluster::get().value("IPU_CLUSTER_IMAGE_BUSYBOX")},
-                          {"imagePullPolicy", "Never"},
-                          {"command", {"sh", "-c", script}}};
+// An IPUJob whose workers run `command` in `image` on the real node: the template selects the node and
+// tolerates its taint, as a user targets their IPU hosts. `specLines`: JSON merged into the spec.
+std::string jobRunning(const std::string& name, const Json& command, const std::string& specLines = "",
+                       const std::string& image = TestCluster::get().value("IPU_CLUSTER_IMAGE_BUSYBOX")) {
+  const Json container = {
+      {"name", "train"}, {"image", image}, {"imagePullPolicy", "Never"}, {"command", command}};
   const Json podSpec = {
       {"nodeSelector", {{"ipu-operator.dev/real-node", "true"}}},
       {"tolerations",
@@ -31,7 +33,48 @@ std::string jobOnRealNode(const std::string& name, const std::string& script,
   return job.dump();
 }
 
-class OperatorOnRealNodeTest : public OperatorTest {};
+// A busybox worker running `script` with sh -c.
+std::string jobOnRealNode(const std::string& name, const std::string& script,
+                          const std::string& specLines = "") {
+  return jobRunning(name, Json::array({"sh", "-c", script}), specLines);
+}
+
+std::string debianMpi() {
+  return TestCluster::get().value("IPU_CLUSTER_IMAGE_DEBIAN_MPI");
+}
+
+// Each rank's allreduce of rank+1 and what poprun would have told it.
+const char* kAllreduce =
+    "import os; from mpi4py import MPI; c = MPI.COMM_WORLD; "
+    "print('rank %d of %d sum %d offset %s total %s partition %s' % (c.Get_rank(), c.Get_size(), "
+    "c.allreduce(c.Get_rank() + 1), os.environ['POPDIST_REPLICA_INDEX_OFFSET'], "
+    "os.environ['POPDIST_NUM_TOTAL_REPLICAS'], os.environ['IPUOF_VIPU_API_PARTITION_ID']))";
+
+// The operator injects the runtime image the real node has imported.
+class OperatorOnRealNodeTest : public OperatorTest {
+ protected:
+  bool startsOperatorInSetUp() const override { return false; }
+  void SetUp() override {
+    OperatorTest::SetUp();
+    if (HasFatalFailure()) return;
+    startOperator({"--runtime-image", TestCluster::get().value("IPU_CLUSTER_IMAGE_IPU_RUNTIME"),
+                   "--runtime-image-pull-policy", "Never"});
+  }
+
+  // The lines of `pod`'s log tagged by mpirun for rank `rank` ("[1,<rank>]<stdout>:..."), tags removed.
+  std::vector<std::string> rankLines(const std::string& pod, int rank) {
+    const auto logs = kubectl({"logs", pod, "-c", "train"});
+    EXPECT_TRUE(logs.ok()) << logs.describe();
+    std::vector<std::string> lines;
+    const std::string tag = "," + std::to_string(rank) + "]<stdout>:";
+    std::istringstream in(logs.out);
+    for (std::string line; std::getline(in, line);) {
+      if (auto at = line.find(tag); at != std::string::npos && line.front() == '[')
+        lines.push_back(line.substr(at + tag.size()));
+    }
+    return lines;
+  }
+};
 
 TEST_F(OperatorOnRealNodeTest, WorkerSeesItsPartitionAndKubectlLogsShowsItsOutput) {
   const std::string job = createJob(jobOnRealNode("hello",
@@ -44,7 +87,7 @@ TEST_F(OperatorOnRealNodeTest, WorkerSeesItsPartitionAndKubectlLogsShowsItsOutpu
   const std::string partition = status["partitions"][0].value("id", "");
   EXPECT_EQ(status.value("lastMessage", ""), "All instances done");
 
-  const auto logs = kubectl({"logs", job + "-worker-0"});
+  const auto logs = kubectl({"logs", job + "-worker-0", "-c", "train"});
   ASSERT_TRUE(logs.ok()) << logs.describe();
   EXPECT_EQ(logs.out, "partition=" + partition + "\nipus-per-replica=4\n1\n");
   EXPECT_EQ(getJson("pod", job + "-worker-0")["spec"].value("nodeName", ""),
@@ -64,7 +107,66 @@ TEST_F(OperatorOnRealNodeTest, ARealFailureRestartsTheJobThenFailsItWithTheExitC
   const Json pods = podsOf(job);
   ASSERT_EQ(pods.size(), 1u) << pods.dump();
   EXPECT_EQ(pods[0]["metadata"]["labels"].value("graphcore.ai/attempt", ""), "1");
-  EXPECT_EQ(kubectl({"logs", job + "-worker-0"}).out, "attempt\n");
+  EXPECT_EQ(kubectl({"logs", job + "-worker-0", "-c", "train"}).out, "attempt\n");
+  // The runtime's termination message names the instance and the command.
+  EXPECT_NE(status.value("lastMessage", "")
+                .find(": instance 0 (flaky-worker-0): sh -c 'echo attempt; exit 3' "
+                      "exited with code 3 after "),
+            std::string::npos)
+      << status.dump();
+  EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 30s));
+}
+
+TEST_F(OperatorOnRealNodeTest, TwoWorkerPodsOfOneInstanceRunARealAllreduce) {
+  const std::string job = createJob(jobRunning("allreduce", Json::array({"python3", "-c", kAllreduce}),
+                                               R"({"workersPerJobInstance": "2"})", debianMpi()));
+  ASSERT_TRUE(reachesPhase(job, "Succeeded", 180s));
+  const std::string partition = jobStatus(job)["partitions"][0].value("id", "");
+  EXPECT_EQ(rankLines(job + "-worker-0", 0),
+            std::vector<std::string>{"rank 0 of 2 sum 3 offset 0 total 2 partition " + partition});
+  EXPECT_EQ(rankLines(job + "-worker-0", 1),
+            std::vector<std::string>{"rank 1 of 2 sum 3 offset 1 total 2 partition " + partition});
+  const auto peerLog = kubectl({"logs", job + "-worker-1", "-c", "train"});
+  EXPECT_NE(peerLog.out.find("ipu-runtime agent: running for "), std::string::npos) << peerLog.out;
+  EXPECT_NE(peerLog.out.find("agent (launch finished) succeeded"), std::string::npos) << peerLog.out;
+}
+
+TEST_F(OperatorOnRealNodeTest, EachInstanceRunsTheUsersLauncherOnItsOwnPartition) {
+  const std::string launcher = R"({"jobInstances": 2, "workersPerJobInstance": "2", "launcher": {"command":
+      ["mpirun", "--tag-output", "-np", "2", "python3", "-c", ")" +
+                               std::string(kAllreduce) + R"("]}})";
+  const std::string job = createJob(jobRunning("launcher", Json::array({"true"}), launcher, debianMpi()));
+  ASSERT_TRUE(reachesPhase(job, "Succeeded", 240s));
+  const Json status = jobStatus(job);
+  ASSERT_EQ(status["partitions"].size(), 2u) << status.dump();
+  for (int instance = 0; instance < 2; ++instance) {
+    const std::string partition = status["partitions"][instance].value("id", "");
+    const std::string first = job + "-worker-" + std::to_string(2 * instance);
+    EXPECT_EQ(rankLines(first, 0),
+              std::vector<std::string>{"rank 0 of 2 sum 3 offset 0 total 2 partition " + partition})
+        << first;
+    EXPECT_EQ(rankLines(first, 1),
+              std::vector<std::string>{"rank 1 of 2 sum 3 offset 1 total 2 partition " + partition})
+        << first;
+  }
+  EXPECT_NE(status["partitions"][0].value("id", ""), status["partitions"][1].value("id", ""));
+}
+
+TEST_F(OperatorOnRealNodeTest, ARankExitingWithThreeFailsTheJobByItsRestartPolicy) {
+  const std::string job = createJob(jobRunning(
+      "rank-fails",
+      Json::array({"sh", "-c", "echo rank $OMPI_COMM_WORLD_RANK; [ $OMPI_COMM_WORLD_RANK != 1 ] || exit 3"}),
+      R"({"workersPerJobInstance": "2", "restartPolicy": {"type": "ExitCode", "exitCodes": "1", "backOffLimit": 2}})",
+      debianMpi()));
+  ASSERT_TRUE(reachesPhase(job, "Failed", 180s));
+  const Json status = jobStatus(job);
+  EXPECT_EQ(status.value("restartCount", -1), 0) << "3 is not in exitCodes: no restart. " << status.dump();
+  const std::string message = status.value("lastMessage", "");
+  EXPECT_NE(
+      message.find("Worker pod rank-fails-worker-0 failed with exit code 3, which is not in "
+                   "restartPolicy.exitCodes: instance 0 (rank-fails-worker-0): mpirun exited with code 3"),
+      std::string::npos)
+      << status.dump();
   EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 30s));
 }
 

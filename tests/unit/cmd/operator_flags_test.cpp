@@ -53,6 +53,10 @@ TEST(ParseOperatorFlagsTest, ReadsEveryFlag) {
                                    "30",
                                    "--shm-size",
                                    "1Gi",
+                                   "--runtime-image",
+                                   "registry.example/ipu-runtime:1",
+                                   "--runtime-image-pull-policy",
+                                   "Always",
                                    "--leader-elect=false",
                                    "--leader-election-namespace",
                                    "ops",
@@ -75,6 +79,8 @@ TEST(ParseOperatorFlagsTest, ReadsEveryFlag) {
   EXPECT_EQ(flags->qps, 20);
   EXPECT_EQ(flags->burst, 30);
   EXPECT_EQ(flags->shmSize, "1Gi");
+  EXPECT_EQ(flags->runtimeImage, "registry.example/ipu-runtime:1");
+  EXPECT_EQ(flags->runtimeImagePullPolicy, "Always");
   EXPECT_FALSE(flags->leaderElect);
   EXPECT_EQ(flags->leaderElectionNamespace, "ops");
   EXPECT_EQ(flags->kubeconfig, "/k");
@@ -131,6 +137,7 @@ TEST(ParseOperatorFlagsTest, RefusesMissingControllerUnknownFlagsAndBadValues) {
       {"--vipu-controller", "a=h:1", "--partition-id-prefix", ""},
       {"--vipu-controller", "a=h:1", "--metrics-bind-address", "8080"},
       {"--vipu-controller", "a=h:1", "--health-probe-bind-address", "host:99999"},
+      {"--vipu-controller", "a=h:1", "--runtime-image-pull-policy", "Sometimes"},
   };
   for (const auto& args : malformed) {
     auto flags = parseOperatorFlags(args);
@@ -163,6 +170,8 @@ TEST(OperatorUsageTest, NamesEveryFlagWithItsDefaultAndEnvironmentVariable) {
       {"qps", "(default 50.0)"},
       {"burst", "(default 100)"},
       {"shm-size", "(default \"10Gi\")"},
+      {"runtime-image", "empty: not injected"},
+      {"runtime-image-pull-policy", "(default \"IfNotPresent\")"},
       {"leader-elect", "(default true)"},
       {"leader-election-namespace", "(default: the kubeconfig's namespace)"},
       {"metrics-bind-address", "(default \":8080\")"},

@@ -56,15 +56,21 @@ class ReconcilerTest : public ::testing::Test {
   void SetUp() override {
     inventory_->refresh();
     admitter_ = std::make_unique<Admitter>(*inventory_, jobs_);
-    ReconcilerOptions options;
-    options.hooks.admitted = [this](double) { ++admittedHooks_; };
-    options.hooks.running = [this](double) { ++runningHooks_; };
-    reconciler_ =
-        std::make_unique<IpuJobReconciler>(client_, pods_, *inventory_, *admitter_, events_, clock_, options);
+    makeReconciler("");
     for (auto* store : {&jobs_, &pods_}) {
       store->apply({kube::WatcherEvent::Kind::kInit, nullptr});
       store->apply({kube::WatcherEvent::Kind::kInitDone, nullptr});
     }
+  }
+
+  // The reconciler, injecting ipu-runtime from `runtimeImage` (empty: not injected).
+  void makeReconciler(const std::string& runtimeImage) {
+    ReconcilerOptions options;
+    options.pods.runtime.image = runtimeImage;
+    options.hooks.admitted = [this](double) { ++admittedHooks_; };
+    options.hooks.running = [this](double) { ++runningHooks_; };
+    reconciler_ =
+        std::make_unique<IpuJobReconciler>(client_, pods_, *inventory_, *admitter_, events_, clock_, options);
   }
 
   void TearDown() override {
@@ -232,6 +238,55 @@ TEST_F(ReconcilerTest, NeverFailsTheJobOnTheFirstFailedWorker) {
   expectStatusPatch();
   pass();
   EXPECT_FALSE(partition(kPartition));
+}
+
+TEST_F(ReconcilerTest, TheWorkersTerminationMessageEndsTheLastMessage) {
+  runToRunning();
+  addWorkerPod(0, "Failed", Json::parse(R"([{"state": {"terminated": {"exitCode": 3,
+      "message": "instance 0 (bert-worker-0): python3 train.py exited with code 3 after 2.0 s\n"}}}])"));
+  expectStatusPatch();
+  pass();
+  EXPECT_EQ(
+      job_["status"]["lastMessage"],
+      "Worker pod bert-worker-0 failed with exit code 3: instance 0 (bert-worker-0): python3 train.py exited "
+      "with code 3 after 2.0 s");
+  expectStatusPatch();
+  pass();
+}
+
+TEST_F(ReconcilerTest, MultiWorkerInstancesGetTheirCertificateSecretBeforeAnyPod) {
+  makeReconciler("ipu-runtime:test");
+  job_ = jobObject(R"({"workersPerJobInstance": "2", "workers": {"template": {"spec": {"containers":
+      [{"name": "main", "image": "train:1", "command": ["python3", "train.py"]}]}}}})");
+  expectStatusPatch();  // admission
+  EXPECT_EQ(pass(), Action::awaitChange());
+  EXPECT_EQ(pass(), Action::requeue(500ms));
+  clock_.advance(1s);
+  // A Secret left by an earlier attempt is the job's: AlreadyExists is fine.
+  transport_->expect("POST", "/api/v1/namespaces/ml/secrets", 409,
+                     R"({"kind":"Status","reason":"AlreadyExists","code":409})");
+  transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
+  transport_->expect("POST", kPodsPath, 201, "{}");
+  transport_->expect("POST", kPodsPath, 201, "{}");
+  expectStatusPatch();
+  pass();
+  std::vector<std::pair<std::string, Json>> posts;  // path, body, in order
+  for (const auto& step : transport_->played()) {
+    if (step.method == "POST") posts.emplace_back(step.pathAndQuery, Json::parse(step.seen.body));
+  }
+  ASSERT_EQ(posts.size(), 4u);
+  EXPECT_EQ(posts[0].first, "/api/v1/namespaces/ml/secrets");
+  const Json& secret = posts[0].second;
+  EXPECT_EQ(secret["metadata"]["name"], "bert-ipu-runtime");
+  EXPECT_NE(secret["stringData"]["ca.crt"].get<std::string>().find("BEGIN CERTIFICATE"), std::string::npos);
+  EXPECT_NE(secret["stringData"]["tls.key"].get<std::string>().find("PRIVATE KEY"), std::string::npos);
+  const Json& launcher = posts[2].second;
+  const Json& agent = posts[3].second;
+  EXPECT_EQ(launcher["spec"]["containers"][0]["command"][1], "launch");
+  EXPECT_EQ(agent["spec"]["containers"][0]["command"][1], "agent");
+  EXPECT_TRUE(events_.reasons.empty() || std::find(events_.reasons.begin(), events_.reasons.end(),
+                                                   "Warning LauncherNotRun") == events_.reasons.end())
+      << "the runtime runs the launch";
 }
 
 TEST_F(ReconcilerTest, OnFailureRestartsOnAResetPartitionWithNewPods) {

@@ -59,16 +59,5 @@ TEST(WorkerObservation, CleanPodPolicyDecidesWhatGoesAtTheEnd) {
   EXPECT_EQ(podsToRemoveAtEnd(pods, api::CleanPodPolicy::kAll, "bert").size(), 3u);
 }
 
-TEST(WorkerObservation, ALauncherThatIsNotRunIsExplained) {
-  api::IpuJobSpec spec;
-  EXPECT_EQ(launcherNotRunMessage(spec), std::nullopt);
-  spec.launcherCommand = {"poprun"};
-  spec.workersPerJobInstance = 2;
-  const auto message = launcherNotRunMessage(spec);
-  ASSERT_TRUE(message.has_value());
-  EXPECT_NE(message->find("launcher.command is set and workersPerJobInstance is 2"), std::string::npos)
-      << *message;
-}
-
 }  // namespace
 }  // namespace ipu::controllers

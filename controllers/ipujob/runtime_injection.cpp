@@ -1,0 +1,228 @@
+#include "ipujob/runtime_injection.h"
+
+#include "contract/runtime_contract.h"
+#include "ipujob/worker_pod.h"
+
+namespace ipu::controllers {
+namespace {
+
+namespace contract = runtime::contract;
+
+constexpr const char* kRuntimeVolume = "ipu-runtime";
+constexpr const char* kCredentialsVolume = "ipu-runtime-tls";
+constexpr const char* kInstallContainer = "ipu-runtime-install";
+constexpr const char* kDefaultTerminationLog = "/dev/termination-log";
+
+Json* findNamed(Json& list, const std::string& name) {
+  if (!list.is_array()) return nullptr;
+  for (auto& entry : list) {
+    if (entry.is_object() && entry.value("name", "") == name) return &entry;
+  }
+  return nullptr;
+}
+
+void setEnv(Json& container, const std::string& name, const std::string& value) {
+  Json& env = container["env"];
+  if (!env.is_array()) env = Json::array();
+  if (Json* existing = findNamed(env, name)) {
+    *existing = {{"name", name}, {"value", value}};
+  } else {
+    env.push_back({{"name", name}, {"value", value}});
+  }
+}
+
+void defaultEnv(Json& container, const std::string& name, const std::string& value) {
+  Json& env = container["env"];
+  if (!env.is_array()) env = Json::array();
+  if (findNamed(env, name) == nullptr) env.push_back({{"name", name}, {"value", value}});
+}
+
+void addVolume(Json& podSpec, Json volume) {
+  Json& volumes = podSpec["volumes"];
+  if (!volumes.is_array()) volumes = Json::array();
+  if (findNamed(volumes, volume["name"]) == nullptr) volumes.push_back(std::move(volume));
+}
+
+void addMount(Json& container, const std::string& volume, const std::string& path, bool readOnly) {
+  Json& mounts = container["volumeMounts"];
+  if (!mounts.is_array()) mounts = Json::array();
+  if (findNamed(mounts, volume) == nullptr)
+    mounts.push_back({{"name", volume}, {"mountPath", path}, {"readOnly", readOnly}});
+}
+
+std::vector<std::string> stringsOf(const Json& list) {
+  std::vector<std::string> out;
+  if (!list.is_array()) return out;
+  for (const auto& item : list) {
+    if (item.is_string()) out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+// The worker container's command as the template gives it (empty when it has none).
+std::vector<std::string> firstContainerCommand(const Json& podTemplate) {
+  if (!podTemplate.is_object() || !podTemplate.contains("spec") || !podTemplate["spec"].is_object())
+    return {};
+  const Json& containers = podTemplate["spec"].value("containers", Json::array());
+  if (!containers.is_array() || containers.empty() || !containers[0].is_object()) return {};
+  return stringsOf(containers[0].value("command", Json()));
+}
+
+Json installContainer(const RuntimeOptions& options) {
+  return {
+      {"name", kInstallContainer},
+      {"image", options.image},
+      {"imagePullPolicy", options.imagePullPolicy},
+      {"command", {"/ipu-runtime", contract::kInstallCommand, contract::kInstallDir}},
+      {"volumeMounts", Json::array({{{"name", kRuntimeVolume}, {"mountPath", contract::kInstallDir}}})},
+      {"resources", {{"requests", {{"cpu", "10m"}, {"memory", "16Mi"}}}, {"limits", {{"memory", "64Mi"}}}}},
+      {"securityContext",
+       {{"allowPrivilegeEscalation", false},
+        {"readOnlyRootFilesystem", true},
+        {"capabilities", {{"drop", Json::array({"ALL"})}}}}}};
+}
+
+// The runtime command line for the worker's role; nullopt when the container keeps its own (a container
+// without `command` keeps its image's entrypoint and gets the environment only).
+std::optional<std::vector<std::string>> wrappedCommand(const Json& container, const api::IpuJobSpec& spec,
+                                                       WorkerRole role) {
+  std::vector<std::string> command = stringsOf(container.contains("command") ? container["command"] : Json());
+  std::vector<std::string> args = stringsOf(container.contains("args") ? container["args"] : Json());
+  const bool hasCommand = !command.empty();
+  command.insert(command.end(), args.begin(), args.end());
+  std::vector<std::string> wrapped = {contract::kBinary};
+  switch (role) {
+    case WorkerRole::kAgent:
+      return std::vector<std::string>{contract::kBinary, contract::kAgentCommand};
+    case WorkerRole::kLaunch:
+      wrapped.push_back(contract::kLaunchCommand);
+      if (!spec.launcherCommand.empty()) {
+        wrapped.insert(wrapped.end(), {contract::kLauncherFlag, "--"});
+        wrapped.insert(wrapped.end(), spec.launcherCommand.begin(), spec.launcherCommand.end());
+        return wrapped;
+      }
+      break;
+    case WorkerRole::kExec:
+      wrapped.push_back(contract::kExecCommand);
+      break;
+  }
+  if (!hasCommand) return std::nullopt;
+  wrapped.push_back("--");
+  wrapped.insert(wrapped.end(), command.begin(), command.end());
+  return wrapped;
+}
+
+void applyLauncherEnv(Json& container, const api::IpuJobSpec& spec) {
+  if (!spec.launcherEnv.is_array()) return;
+  for (const auto& entry : spec.launcherEnv) {
+    if (!entry.is_object() || !entry.contains("name")) continue;
+    Json& env = container["env"];
+    if (!env.is_array()) env = Json::array();
+    if (Json* existing = findNamed(env, entry["name"])) {
+      *existing = entry;
+    } else {
+      env.push_back(entry);
+    }
+  }
+}
+
+}  // namespace
+
+WorkerRole workerRole(const api::IpuJobSpec& spec, int workerIndex) {
+  if (!needsRuntimeCredentials(spec) && spec.launcherCommand.empty()) return WorkerRole::kExec;
+  return workerIndex % spec.workersPerJobInstance == 0 ? WorkerRole::kLaunch : WorkerRole::kAgent;
+}
+
+bool needsRuntimeCredentials(const api::IpuJobSpec& spec) {
+  return spec.workersPerJobInstance > 1;
+}
+
+std::string runtimeSecretName(const std::string& jobName) {
+  return jobName + "-ipu-runtime";
+}
+
+std::string runtimeIdentity(const api::ObjectIdentity& job) {
+  return job.ns + "/" + job.name + "/" + job.uid;
+}
+
+Json buildRuntimeSecret(const api::IpuJob& job, const std::string& caPem, const std::string& certPem,
+                        const std::string& keyPem) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Secret"},
+          {"metadata",
+           {{"name", runtimeSecretName(job.identity.name)},
+            {"namespace", job.identity.ns},
+            {"labels", {{kJobNameLabel, job.identity.name}}},
+            {"ownerReferences", Json::array({ownerReferenceTo(job.identity)})}}},
+          {"type", "kubernetes.io/tls"},
+          {"stringData",
+           {{contract::kCaFile, caPem}, {contract::kCertFile, certPem}, {contract::kKeyFile, keyPem}}}};
+}
+
+std::string instancePeers(const api::IpuJob& job, int workerIndex) {
+  const int perInstance = job.spec.workersPerJobInstance;
+  const int first = workerIndex / perInstance * perInstance;
+  std::string peers;
+  for (int k = first; k < first + perInstance; ++k) {
+    peers += (peers.empty() ? "" : ",") + workerPodName(job.identity.name, k) + "." +
+             headlessServiceName(job.identity.name);
+  }
+  return peers;
+}
+
+void injectRuntime(Json& podSpec, const api::IpuJob& job, int workerIndex, const RuntimeOptions& options) {
+  if (options.image.empty() || !podSpec["containers"].is_array() || podSpec["containers"].empty()) return;
+  const api::IpuJobSpec& spec = job.spec;
+  const WorkerRole role = workerRole(spec, workerIndex);
+
+  addVolume(podSpec, {{"name", kRuntimeVolume}, {"emptyDir", Json::object()}});
+  Json& inits = podSpec["initContainers"];
+  if (!inits.is_array()) inits = Json::array();
+  if (findNamed(inits, kInstallContainer) == nullptr) inits.insert(inits.begin(), installContainer(options));
+
+  // The worker container is the first; sidecars are left alone.
+  Json& worker = podSpec["containers"][0];
+  // Writable: the launch writes the instance's hostfile next to the binary (the image's own filesystem may
+  // be read-only).
+  addMount(worker, kRuntimeVolume, contract::kInstallDir, false);
+  if (auto command = wrappedCommand(worker, spec, role)) {
+    worker["command"] = *command;
+    worker.erase("args");
+  }
+  if (needsRuntimeCredentials(spec)) {
+    addVolume(podSpec,
+              {{"name", kCredentialsVolume},
+               {"secret", {{"secretName", runtimeSecretName(job.identity.name)}, {"defaultMode", 0444}}}});
+    addMount(worker, kCredentialsVolume, contract::kCredentialsDir, true);
+  }
+  setEnv(worker, contract::kEnvPeers, instancePeers(job, workerIndex));
+  const Json& path = worker.contains("terminationMessagePath") ? worker["terminationMessagePath"] : Json();
+  setEnv(worker, contract::kEnvTerminationLog,
+         path.is_string() ? path.get<std::string>() : kDefaultTerminationLog);
+  defaultEnv(worker, contract::kEnvOmpiRshAgent,
+             std::string(contract::kBinary) + " " + contract::kRshCommand);
+  if (role == WorkerRole::kLaunch) applyLauncherEnv(worker, spec);
+}
+
+std::optional<std::string> launcherNotRunMessage(const api::IpuJobSpec& spec, const RuntimeOptions& options) {
+  std::string what;
+  if (!spec.launcherCommand.empty()) what = "launcher.command is set";
+  if (spec.workersPerJobInstance > 1) {
+    what += (what.empty() ? "" : " and ") + std::string("workersPerJobInstance is ") +
+            std::to_string(spec.workersPerJobInstance);
+  }
+  if (what.empty()) return std::nullopt;
+  if (options.image.empty()) {
+    return what +
+           ", but the operator runs without --runtime-image: each worker pod runs its own container command, "
+           "and "
+           "no process starts the instance across its worker pods";
+  }
+  if (!spec.launcherCommand.empty()) return std::nullopt;
+  if (!firstContainerCommand(spec.workerTemplate).empty()) return std::nullopt;
+  return what +
+         ", but the worker container has no command: the launch needs one to start on every worker (set "
+         "command, or a launcher.command)";
+}
+
+}  // namespace ipu::controllers

@@ -1,0 +1,231 @@
+#include "ipujob/runtime_injection.h"
+
+#include <gtest/gtest.h>
+
+#include "ipujob/worker_pod.h"
+#include "yaml_json.h"
+
+namespace ipu::controllers {
+namespace {
+
+using testing::yamlFileToJson;
+using testing::yamlToJson;
+
+const PartitionAssignment kPartition{"p0", "pod64", "vipu.example", 8090, "", 0};
+const char* kBinary = "/opt/ipu-runtime/ipu-runtime";
+
+api::IpuJob jobFrom(const Json& object, const std::string& name = "j") {
+  auto job = api::parseIpuJob(object);
+  EXPECT_TRUE(job.ok()) << job.error().toString();
+  job->identity = {"ml", name, "uid-7"};
+  return *job;
+}
+
+// A job of `instances` x `workers` whose worker runs `python3 train.py --fast`.
+api::IpuJob shapedJob(int instances, int workers, const std::string& extraSpec = "") {
+  return jobFrom(yamlToJson(R"(
+apiVersion: graphcore.ai/v1alpha1
+kind: IPUJob
+metadata: {name: j}
+spec:
+  jobInstances: )" + std::to_string(instances) +
+                            R"(
+  ipusPerJobInstance: "4"
+  workersPerJobInstance: ")" +
+                            std::to_string(workers) + R"("
+)" + extraSpec + R"(
+  workers:
+    template:
+      spec:
+        containers:
+        - name: train
+          image: trainer
+          command: [python3, train.py]
+          args: [--fast]
+        - name: sidecar
+          image: logger
+          command: [tail, -f, /dev/null]
+)"));
+}
+
+WorkerPodOptions withRuntime() {
+  WorkerPodOptions options;
+  options.runtime.image = "registry.example/ipu-runtime:1";
+  return options;
+}
+
+std::string envValue(const Json& container, const std::string& name) {
+  for (const auto& e : container["env"]) {
+    if (e["name"] == name) return e.value("value", "");
+  }
+  return "<unset>";
+}
+
+int countNamed(const Json& list, const std::string& name) {
+  int count = 0;
+  for (const auto& entry : list) count += entry.value("name", "") == name ? 1 : 0;
+  return count;
+}
+
+TEST(RuntimeInjectionTest, ASingleWorkerRunsItsCommandUnderExecWithTheRuntimeInstalledFirst) {
+  Json pod = buildWorkerPod(shapedJob(1, 1), 0, kPartition, withRuntime());
+  const Json& spec = pod["spec"];
+  ASSERT_EQ(spec["initContainers"].size(), 1u);
+  const Json& install = spec["initContainers"][0];
+  EXPECT_EQ(install["image"], "registry.example/ipu-runtime:1");
+  EXPECT_EQ(install["command"], Json::array({"/ipu-runtime", "install", "/opt/ipu-runtime"}));
+  EXPECT_EQ(install["imagePullPolicy"], "IfNotPresent");
+  EXPECT_EQ(countNamed(spec["volumes"], "ipu-runtime"), 1);
+  EXPECT_EQ(countNamed(spec["volumes"], "ipu-runtime-tls"), 0)
+      << "one worker per instance needs no credentials";
+
+  const Json& worker = spec["containers"][0];
+  EXPECT_EQ(worker["command"], Json::array({kBinary, "exec", "--", "python3", "train.py", "--fast"}));
+  EXPECT_FALSE(worker.contains("args"));
+  EXPECT_EQ(countNamed(worker["volumeMounts"], "ipu-runtime"), 1);
+  EXPECT_EQ(envValue(worker, "IPU_RUNTIME_PEERS"), "j-worker-0.j");
+  EXPECT_EQ(envValue(worker, "IPU_RUNTIME_TERMINATION_LOG"), "/dev/termination-log");
+  EXPECT_EQ(envValue(worker, "OMPI_MCA_plm_rsh_agent"), "/opt/ipu-runtime/ipu-runtime rsh");
+  EXPECT_EQ(envValue(worker, "IPUJOB_REPLICAS_PER_WORKER"), "1");
+
+  const Json& sidecar = spec["containers"][1];
+  EXPECT_EQ(sidecar["command"], Json::array({"tail", "-f", "/dev/null"})) << "sidecars are left alone";
+  EXPECT_EQ(countNamed(sidecar.value("volumeMounts", Json::array()), "ipu-runtime"), 0);
+}
+
+TEST(RuntimeInjectionTest, EachInstancesWorkerZeroLaunchesAndItsPeersServe) {
+  api::IpuJob job = shapedJob(2, 2);
+  std::vector<Json> workers;
+  for (int k = 0; k < 4; ++k) workers.push_back(buildWorkerPod(job, k, kPartition, withRuntime())["spec"]);
+  EXPECT_EQ(workers[0]["containers"][0]["command"],
+            Json::array({kBinary, "launch", "--", "python3", "train.py", "--fast"}));
+  EXPECT_EQ(workers[1]["containers"][0]["command"], Json::array({kBinary, "agent"}));
+  EXPECT_EQ(workers[2]["containers"][0]["command"], workers[0]["containers"][0]["command"]);
+  EXPECT_EQ(workers[3]["containers"][0]["command"], Json::array({kBinary, "agent"}));
+  EXPECT_EQ(envValue(workers[1]["containers"][0], "IPU_RUNTIME_PEERS"), "j-worker-0.j,j-worker-1.j");
+  EXPECT_EQ(envValue(workers[3]["containers"][0], "IPU_RUNTIME_PEERS"), "j-worker-2.j,j-worker-3.j");
+  for (const Json& spec : workers) {
+    EXPECT_EQ(countNamed(spec["volumes"], "ipu-runtime-tls"), 1);
+    for (const auto& volume : spec["volumes"]) {
+      if (volume["name"] == "ipu-runtime-tls") {
+        EXPECT_EQ(volume["secret"]["secretName"], "j-ipu-runtime");
+      }
+    }
+    const Json& mounts = spec["containers"][0]["volumeMounts"];
+    bool mounted = false;
+    for (const auto& mount : mounts)
+      mounted = mounted || mount.value("mountPath", "") == "/etc/ipu-runtime/tls";
+    EXPECT_TRUE(mounted) << mounts.dump();
+  }
+}
+
+TEST(RuntimeInjectionTest, ALauncherRunsInWorkerZeroWithItsEnvironment) {
+  api::IpuJob job = shapedJob(1, 2, R"(  launcher:
+    command: [mpirun, -np, "2", python3, train.py]
+    env: [{name: MODE, value: launcher}]
+)");
+  Json launcher = buildWorkerPod(job, 0, kPartition, withRuntime())["spec"]["containers"][0];
+  EXPECT_EQ(launcher["command"], Json::array({kBinary, "launch", "--launcher", "--", "mpirun", "-np", "2",
+                                              "python3", "train.py"}));
+  EXPECT_EQ(envValue(launcher, "MODE"), "launcher");
+  Json peer = buildWorkerPod(job, 1, kPartition, withRuntime())["spec"]["containers"][0];
+  EXPECT_EQ(envValue(peer, "MODE"), "<unset>") << "the launcher's environment is the launcher's";
+
+  api::IpuJob single =
+      shapedJob(1, 1, "  launcher: {command: [poprun, --num-instances, \"1\", python3, x.py]}\n");
+  EXPECT_EQ(buildWorkerPod(single, 0, kPartition, withRuntime())["spec"]["containers"][0]["command"][1],
+            "launch");
+  EXPECT_EQ(
+      countNamed(buildWorkerPod(single, 0, kPartition, withRuntime())["spec"]["volumes"], "ipu-runtime-tls"),
+      0);
+}
+
+TEST(RuntimeInjectionTest, UsersManifestsKeepTheirScriptWordForWord) {
+  for (const char* file :
+       {IPU_EXAMPLES_DIR "/bert-training-multi-ipu.yaml", IPU_EXAMPLES_DIR "/bert-poprun-64ipus.yaml"}) {
+    Json manifest = yamlFileToJson(file);
+    api::IpuJob job = jobFrom(manifest, "bert");
+    Json container = buildWorkerPod(job, 0, kPartition, withRuntime())["spec"]["containers"][0];
+    const Json& original = manifest["spec"]["workers"]["template"]["spec"]["containers"][0];
+    Json expected = Json::array({kBinary, "exec", "--"});
+    for (const auto& part : original["command"]) expected.push_back(part);
+    for (const auto& part : original["args"]) expected.push_back(part);
+    EXPECT_EQ(container["command"], expected) << file;
+    EXPECT_EQ(countNamed(container["volumeMounts"], "devshm"), 1) << "the user's own /dev/shm is kept";
+  }
+}
+
+TEST(RuntimeInjectionTest, WhatTheUserSetIsKept) {
+  api::IpuJob job = jobFrom(yamlToJson(R"(
+apiVersion: graphcore.ai/v1alpha1
+kind: IPUJob
+metadata: {name: j}
+spec:
+  jobInstances: 1
+  ipusPerJobInstance: "1"
+  workers:
+    template:
+      spec:
+        containers:
+        - name: train
+          image: trainer
+          terminationMessagePath: /tmp/why
+          env: [{name: OMPI_MCA_plm_rsh_agent, value: ssh}]
+)"));
+  Json container = buildWorkerPod(job, 0, kPartition, withRuntime())["spec"]["containers"][0];
+  EXPECT_FALSE(container.contains("command"))
+      << "no command: the image's entrypoint runs, with the environment";
+  EXPECT_EQ(envValue(container, "IPU_RUNTIME_TERMINATION_LOG"), "/tmp/why");
+  EXPECT_EQ(envValue(container, "OMPI_MCA_plm_rsh_agent"), "ssh");
+}
+
+TEST(RuntimeInjectionTest, WithoutARuntimeImageNothingIsInjected) {
+  Json spec = buildWorkerPod(shapedJob(1, 2), 0, kPartition)["spec"];
+  EXPECT_FALSE(spec.contains("initContainers"));
+  EXPECT_EQ(spec["containers"][0]["command"], Json::array({"python3", "train.py"}));
+  EXPECT_EQ(envValue(spec["containers"][0], "IPU_RUNTIME_PEERS"), "<unset>");
+}
+
+TEST(RuntimeInjectionTest, TheSecretHoldsTheJobsCredentialsAndIsOwnedByIt) {
+  api::IpuJob job = shapedJob(1, 2);
+  Json secret = buildRuntimeSecret(job, "CA", "CERT", "KEY");
+  EXPECT_EQ(secret["metadata"]["name"], "j-ipu-runtime");
+  EXPECT_EQ(secret["metadata"]["namespace"], "ml");
+  EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["uid"], "uid-7");
+  EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["controller"], true);
+  EXPECT_EQ(secret["type"], "kubernetes.io/tls");
+  EXPECT_EQ(secret["stringData"], (Json{{"ca.crt", "CA"}, {"tls.crt", "CERT"}, {"tls.key", "KEY"}}));
+  EXPECT_EQ(runtimeIdentity(job.identity), "ml/j/uid-7");
+  EXPECT_TRUE(needsRuntimeCredentials(job.spec));
+  EXPECT_FALSE(needsRuntimeCredentials(shapedJob(2, 1).spec));
+}
+
+TEST(RuntimeInjectionTest, ALauncherThatCannotRunIsExplained) {
+  RuntimeOptions none;
+  RuntimeOptions injected{"rt:1", "IfNotPresent"};
+  EXPECT_EQ(launcherNotRunMessage(shapedJob(1, 1).spec, none), std::nullopt);
+  EXPECT_EQ(launcherNotRunMessage(shapedJob(1, 2).spec, injected), std::nullopt);
+  auto message = launcherNotRunMessage(shapedJob(1, 2, "  launcher: {command: [poprun]}\n").spec, none);
+  ASSERT_TRUE(message);
+  EXPECT_NE(
+      message->find("launcher.command is set and workersPerJobInstance is 2, but the operator runs without "
+                    "--runtime-image"),
+      std::string::npos)
+      << *message;
+  api::IpuJob noCommand = jobFrom(yamlToJson(R"(
+apiVersion: graphcore.ai/v1alpha1
+kind: IPUJob
+metadata: {name: j}
+spec:
+  jobInstances: 1
+  ipusPerJobInstance: "2"
+  workersPerJobInstance: "2"
+  workers: {template: {spec: {containers: [{name: t, image: i}]}}}
+)"));
+  message = launcherNotRunMessage(noCommand.spec, injected);
+  ASSERT_TRUE(message);
+  EXPECT_NE(message->find("the worker container has no command"), std::string::npos) << *message;
+}
+
+}  // namespace
+}  // namespace ipu::controllers
