@@ -3,8 +3,7 @@
 // failing worker restarts the job by its restartPolicy with the exit code from the real process. The operator
 // injects ipu-runtime: single workers run under `exec` (termination message in the job's status), and jobs
 // whose instances span several pods start every rank with real OpenMPI through the runtime's launch.
-#include <sstream>
-
+#include "mpi_output.h"
 #include "operator_fixture.h"
 
 namespace ipu::testing {
@@ -61,18 +60,12 @@ class OperatorOnRealNodeTest : public OperatorTest {
                    "--runtime-image-pull-policy", "Never"});
   }
 
-  // The lines of `pod`'s log tagged by mpirun for rank `rank` ("[1,<rank>]<stdout>:..."), tags removed.
+  // The lines of `pod`'s log that mpirun tagged as rank `rank`'s (tags removed).
   std::vector<std::string> rankLines(const std::string& pod, int rank) {
     const auto logs = kubectl({"logs", pod, "-c", "train"});
     EXPECT_TRUE(logs.ok()) << logs.describe();
-    std::vector<std::string> lines;
-    const std::string tag = "," + std::to_string(rank) + "]<stdout>:";
-    std::istringstream in(logs.out);
-    for (std::string line; std::getline(in, line);) {
-      if (auto at = line.find(tag); at != std::string::npos && line.front() == '[')
-        lines.push_back(line.substr(at + tag.size()));
-    }
-    return lines;
+    auto lines = linesByRank(logs.out);
+    return lines[rank];
   }
 };
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "free_port.h"
+#include "mpi_output.h"
 #include "runtime_fixture.h"
 #include "subprocess.h"
 
@@ -141,15 +142,13 @@ class RuntimeMpiTest : public ::testing::Test {
   std::vector<std::unique_ptr<BackgroundProcess>> agents_;
 };
 
-// "[1,<rank>]<stdout>:<text>" lines (mpirun --tag-output), by rank.
+// Each rank's output as one string (its lines joined).
 std::map<int, std::string> stdoutByRank(const std::string& out) {
-  std::map<int, std::string> byRank;
-  std::regex tagged(R"(^\[\d+,(\d+)\]<stdout>:(.*)$)");
-  for (const auto& line : linesWith(out, "<stdout>:")) {
-    std::smatch match;
-    if (std::regex_match(line, match, tagged)) byRank[std::stoi(match[1])] += match[2].str();
+  std::map<int, std::string> joined;
+  for (const auto& [rank, lines] : linesByRank(out)) {
+    for (const auto& line : lines) joined[rank] += line;
   }
-  return byRank;
+  return joined;
 }
 
 const char* kPrintRank =
