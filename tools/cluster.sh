@@ -38,8 +38,10 @@ Options:
                         so only pods that tolerate and select it run there; CoreDNS on the node IP port 53
                         answers cluster.local for its pods. Needs root
   --images LIST         with --real-node: comma-separated images built by tools/images/build-<name>.sh and
-                        imported into the node, named in cluster.env as IPU_CLUSTER_IMAGE_<NAME>
-                        (default: busybox; also debian-mpi; the pause image is always there)
+                        imported into the node, named in cluster.env as IPU_CLUSTER_IMAGE_<NAME> (a dash
+                        becomes an underscore: IPU_CLUSTER_IMAGE_IPU_RUNTIME) (default: busybox; also
+                        debian-mpi, and ipu-runtime from the built binary, \$IPU_RUNTIME_BINARY or
+                        build/runtime/ipu-runtime; the pause image is always there)
   -h, --help            this help
 USAGE
 }

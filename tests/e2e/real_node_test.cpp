@@ -16,7 +16,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "test_cluster.h"
+#include "real_node_fixture.h"
 
 namespace ipu::testing {
 namespace {
@@ -24,74 +24,16 @@ namespace {
 using namespace std::chrono_literals;
 using Json = nlohmann::json;
 
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> result;
-  std::istringstream stream(text);
-  for (std::string line; std::getline(stream, line);) result.push_back(line);
-  return result;
+// What the operator puts into every IPU worker pod (DESIGN.md): hostIPC, a memory-backed /dev/shm with a
+// size limit, and the IPC_LOCK capability.
+void makeIpuWorker(Json& pod, const std::string& shmSize) {
+  pod["spec"]["hostIPC"] = true;
+  pod["spec"]["volumes"] = {
+      {{"name", "devshm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", shmSize}}}}};
+  Json& container = pod["spec"]["containers"][0];
+  container["volumeMounts"] = {{{"name", "devshm"}, {"mountPath", "/dev/shm"}}};
+  container["securityContext"] = {{"capabilities", {{"add", {"IPC_LOCK"}}}}};
 }
-
-// The first line that starts with the prefix, without it; empty if none does.
-std::string after(const std::vector<std::string>& output, const std::string& prefix) {
-  for (const auto& line : output) {
-    if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
-  }
-  return "";
-}
-
-class RealNodeTest : public ClusterTest {
- protected:
-  // A pod that only the real node takes: it selects the node's label and tolerates its taint.
-  Json podOnRealNode(const std::string& name, const std::string& script) const {
-    return {{"apiVersion", "v1"},
-            {"kind", "Pod"},
-            {"metadata", {{"name", name}}},
-            {"spec",
-             {{"nodeSelector", {{"ipu-operator.dev/real-node", "true"}}},
-              {"tolerations",
-               {{{"key", "ipu-operator.dev/real-node"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}}},
-              {"restartPolicy", "Never"},
-              // `sh` as PID 1 ignores SIGTERM: do not wait 30 s for it when the namespace goes.
-              {"terminationGracePeriodSeconds", 1},
-              {"containers",
-               {{{"name", "main"},
-                 {"image", TestCluster::get().value("IPU_CLUSTER_IMAGE_BUSYBOX")},
-                 {"imagePullPolicy", "Never"},
-                 {"command", {"sh", "-c", script}}}}}}}};
-  }
-
-  // What the operator puts into every IPU worker pod (DESIGN.md): hostIPC, a memory-backed /dev/shm with
-  // a size limit, and the IPC_LOCK capability.
-  static void makeIpuWorker(Json& pod, const std::string& shmSize) {
-    pod["spec"]["hostIPC"] = true;
-    pod["spec"]["volumes"] = {
-        {{"name", "devshm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", shmSize}}}}};
-    Json& container = pod["spec"]["containers"][0];
-    container["volumeMounts"] = {{{"name", "devshm"}, {"mountPath", "/dev/shm"}}};
-    container["securityContext"] = {{"capabilities", {{"add", {"IPC_LOCK"}}}}};
-  }
-
-  // Waits for the pod to reach one of the phases; returns the pod (null on timeout).
-  Json waitForPhase(const std::string& name, const std::vector<std::string>& phases,
-                    std::chrono::milliseconds timeout = 60s) const {
-    Json pod;
-    bool reached = eventually(
-        [&] {
-          pod = getJson("pod", name);
-          if (pod.is_null()) return false;
-          std::string phase = pod["status"].value("phase", "");
-          return std::find(phases.begin(), phases.end(), phase) != phases.end();
-        },
-        timeout, 100ms);
-    return reached ? pod : Json(nullptr);
-  }
-
-  std::string logs(const std::string& name) const {
-    auto result = kubectl({"logs", name});
-    EXPECT_TRUE(result.ok()) << result.describe();
-    return result.out;
-  }
-};
 
 // Prints what the checks below need, one "key: value" line each.
 const std::string kProbeScript =
