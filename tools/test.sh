@@ -49,9 +49,9 @@ if ((status != 0)); then
   exit "$status"
 fi
 
-phase "unit tests under ASan+UBSan (build-asan/)"
+phase "unit tests under ASan+UBSan (build-asan/: the unit tests' targets only)"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DIPU_SANITIZE=ON > /dev/null
-cmake --build build-asan -j "$jobs"
+cmake --build build-asan -j "$jobs" --target unit_tests
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest_counted build-asan/ctest-asan.log --test-dir build-asan --label-regex '^unit$' -j "$jobs" --output-on-failure "$@"
 

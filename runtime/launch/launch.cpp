@@ -67,12 +67,12 @@ std::optional<std::string> waitForPeers(const LaunchOptions& options) {
 }
 
 // Tells every peer that answers how the instance ended, so its agent exits with it.
-void finishPeers(const LaunchOptions& options, int code) {
+void finishPeers(const LaunchOptions& options, int code, const std::string& message) {
   for (auto host = options.hosts.begin() + 1; host != options.hosts.end(); ++host) {
     try {
       remote::Connection connection =
           remote::connectToAgent(options.credentials, *host, options.agentPort, kAttemptTimeout);
-      connection.send(protocol::finishFrame(code));
+      connection.send(protocol::finishFrame(code, message));
       connection.receive(kAttemptTimeout);
       connection.close();
     } catch (const std::exception& error) {
@@ -109,11 +109,11 @@ int runLaunch(const LaunchOptions& options) {
   auto started = Clock::now();
   process::TerminationFacts facts{options.worker, options.instance, "launch", {}, {}, ""};
   auto finishWith = [&](process::ExitStatus status, const std::string& detail) {
-    finishPeers(options, status.succeeded() ? 0 : status.code);
     facts.status = status;
     facts.ran = Clock::now() - started;
     facts.detail = detail;
     std::string message = process::terminationMessage(facts);
+    finishPeers(options, status.succeeded() ? 0 : status.code, message);
     say(message);
     process::writeTerminationMessage(options.terminationLog, message);
     return status.code;

@@ -39,6 +39,13 @@ void expectSize(const Frame& frame, std::size_t size) {
                         " bytes (expected " + std::to_string(size) + ")");
 }
 
+// Text a peer sent, safe for a log line: control characters become '?'.
+std::string printable(const std::string& text) {
+  std::string safe;
+  for (char c : text) safe.push_back(static_cast<unsigned char>(c) < 0x20 && c != '\t' ? '?' : c);
+  return safe;
+}
+
 std::string i32Payload(std::int32_t value) {
   std::string out;
   putU32(out, static_cast<std::uint32_t>(value));
@@ -109,8 +116,8 @@ Frame stdinCloseFrame() {
 Frame signalFrame(int signal) {
   return {FrameType::kSignal, i32Payload(signal)};
 }
-Frame finishFrame(int exitCode) {
-  return {FrameType::kFinish, i32Payload(exitCode)};
+Frame finishFrame(int exitCode, const std::string& message) {
+  return {FrameType::kFinish, i32Payload(exitCode) + message.substr(0, kMaxText)};
 }
 Frame errorFrame(const std::string& message) {
   return {FrameType::kError, message.substr(0, kMaxText)};
@@ -145,13 +152,15 @@ ExitStatus exitStatusOf(const Frame& frame) {
   return status;
 }
 
-int finishCodeOf(const Frame& frame) {
+Finish finishOf(const Frame& frame) {
   expectType(frame, FrameType::kFinish);
-  expectSize(frame, 4);
+  if (frame.payload.size() < 4 || frame.payload.size() > 4 + kMaxText)
+    throw ProtocolError("Finish frame of " + std::to_string(frame.payload.size()) + " bytes (expected 4 to " +
+                        std::to_string(4 + kMaxText) + ")");
   int code = i32At(frame.payload, 0);
   if (code < 0 || code > 255)
     throw ProtocolError("exit code " + std::to_string(code) + " out of range 0-255");
-  return code;
+  return {code, printable(frame.payload.substr(4))};
 }
 
 std::string commandLineOf(const Frame& frame) {
@@ -166,9 +175,7 @@ std::string textOf(const Frame& frame) {
   if (frame.type != FrameType::kPong && frame.type != FrameType::kError)
     throw ProtocolError("expected a Pong or Error frame, got " + describe(frame.type));
   if (frame.payload.size() > kMaxText) throw ProtocolError(describe(frame.type) + " text too long");
-  std::string text;
-  for (char c : frame.payload) text.push_back(static_cast<unsigned char>(c) < 0x20 && c != '\t' ? '?' : c);
-  return text;
+  return printable(frame.payload);
 }
 
 void FrameReader::feed(std::span<const std::byte> bytes) {

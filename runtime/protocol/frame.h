@@ -24,7 +24,7 @@
 //   up") client Run(command line)         → agent Stdout/Stderr…, Exit(code, signal)      (a remote start,
 //   ssh-like:
 //          Stdin…, StdinClose, Signal(n)                                             run by /bin/sh -c)
-//   client Finish(exit code)         → agent Pong                                    (the launch ended: the
+//   client Finish(exit code, text)   → agent Pong                                    (the launch ended: the
 //   agent
 //                                                                                   exits with that code)
 //   agent Error(message) in place of any reply when it refuses the request.
@@ -73,13 +73,19 @@ Frame stdinCloseFrame();
 Frame outputFrame(FrameType stream, std::string bytes);  // kStdout or kStderr
 Frame signalFrame(int signal);
 Frame exitFrame(ExitStatus status);
-Frame finishFrame(int exitCode);
+// `message`: the launch's own termination message, which the agent's pod then reports too.
+Frame finishFrame(int exitCode, const std::string& message = "");
 Frame errorFrame(const std::string& message);
 
 // Payload readers: ProtocolError when the payload does not fit its type.
 int signalOf(const Frame& frame);  // only signals a peer may send: TERM, INT, HUP, QUIT, KILL, USR1, USR2
 ExitStatus exitStatusOf(const Frame& frame);
-int finishCodeOf(const Frame& frame);           // 0..255
+// How the launch ended, as a Finish frame tells it.
+struct Finish {
+  int code = 0;  // 0..255
+  std::string message;
+};
+Finish finishOf(const Frame& frame);
 std::string commandLineOf(const Frame& frame);  // non-empty, no NUL
 std::string textOf(const Frame& frame);         // Pong / Error: printable text, bounded
 

@@ -1,5 +1,6 @@
 #include "remote/agent.h"
 
+#include <climits>
 #include <cstdio>
 #include <set>
 
@@ -47,9 +48,11 @@ void say(const std::string& text) {
         connection.send(protocol::pongFrame(options.hostName));
         break;
       case protocol::FrameType::kFinish: {
-        int code = protocol::finishCodeOf(*request);
-        unsigned char byte = static_cast<unsigned char>(code);
-        ssize_t ignored = write(finishPipe, &byte, 1);
+        // One write of at most PIPE_BUF bytes is atomic: the code, then the launch's message.
+        protocol::Finish finish = protocol::finishOf(*request);
+        std::string note(1, static_cast<char>(finish.code));
+        note += finish.message.substr(0, process::kMaxTerminationMessage);
+        ssize_t ignored = write(finishPipe, note.data(), note.size());
         (void)ignored;
         connection.send(protocol::pongFrame(options.hostName));
         break;
@@ -96,8 +99,11 @@ class Agent {
           return end(stop, "stopped by signal " + std::to_string(stop - 128));
       }
       if (waits[2].revents & POLLIN) {
-        unsigned char code = 0;
-        if (read(finishRead_.get(), &code, 1) == 1) return end(code, "");
+        char note[PIPE_BUF];
+        ssize_t got = read(finishRead_.get(), note, sizeof note);
+        if (got >= 1)
+          return end(static_cast<unsigned char>(note[0]), "",
+                     std::string(note + 1, static_cast<std::size_t>(got - 1)));
       }
     }
   }
@@ -145,7 +151,9 @@ class Agent {
   }
 
   // Lets the served commands end (they were told to by Finish's sender or by SIGTERM), then leaves.
-  int end(int code, const std::string& why) {
+  // `launchMessage`: how the launch on worker 0 ended, in its own words; it leads this pod's message too, so
+  // that whichever worker the operator sees fail first explains the instance.
+  int end(int code, const std::string& why, const std::string& launchMessage = "") {
     for (pid_t pid : handlers_) kill(pid, SIGTERM);
     auto deadline = std::chrono::steady_clock::now() + kFinishGrace;
     while (!handlers_.empty() && std::chrono::steady_clock::now() < deadline) {
@@ -156,12 +164,17 @@ class Agent {
     reap(true);
     auto ran = std::chrono::steady_clock::now() - started_;
     std::string detail = "served " + std::to_string(served_) + " connection(s)";
-    std::string message = process::terminationMessage({options_.worker,
-                                                       options_.instance,
-                                                       why.empty() ? "agent (launch finished)" : "agent",
-                                                       {code, 0},
-                                                       ran,
-                                                       why.empty() ? detail : why + "; " + detail});
+    std::string message =
+        !launchMessage.empty()
+            ? launchMessage + " (reported by the agent of " + options_.worker + ", which " + detail + ")"
+            : process::terminationMessage({options_.worker,
+                                           options_.instance,
+                                           why.empty() ? "agent (launch finished)" : "agent",
+                                           {code, 0},
+                                           ran,
+                                           why.empty() ? detail : why + "; " + detail});
+    if (message.size() > process::kMaxTerminationMessage)
+      message = message.substr(0, process::kMaxTerminationMessage - 3) + "...";
     say(message);
     process::writeTerminationMessage(options_.terminationLog, message);
     return code;

@@ -166,5 +166,34 @@ TEST_F(OperatorTest, AKilledOperatorsSuccessorConvergesWithoutDuplicates) {
   EXPECT_EQ(jobStatus(job).value("phase", ""), "Running");
 }
 
+// With ipu-runtime injected, both users' manifests still run unchanged on the simulated nodes: their command
+// is wrapped word for word, and nothing of the runtime stands between them and Running.
+class OperatorWithRuntimeTest : public OperatorTest {
+ protected:
+  bool startsOperatorInSetUp() const override { return false; }
+  void SetUp() override {
+    OperatorTest::SetUp();
+    if (HasFatalFailure()) return;
+    startOperator({"--runtime-image", "registry.example/ipu-runtime:test"});
+  }
+};
+
+TEST_F(OperatorWithRuntimeTest, UsersManifestsRunUnchangedWithTheirCommandWrapped) {
+  for (const char* manifest : {kFourIpuManifest, kSixtyFourIpuManifest}) {
+    const std::string job = createJob(readFile(manifest));
+    ASSERT_TRUE(reachesPhase(job, "Running", 90s)) << manifest;
+    const Json pod = getJson("pod", job + "-worker-0");
+    const Json& container = pod["spec"]["containers"][0];
+    ASSERT_EQ(container["command"][0], "/opt/ipu-runtime/ipu-runtime") << container.dump();
+    EXPECT_EQ(container["command"][1], "exec");
+    EXPECT_EQ(container["command"][3], "/bin/bash") << "the user's own command follows '--'";
+    EXPECT_FALSE(container.contains("args"));
+    EXPECT_EQ(pod["spec"]["initContainers"][0]["image"], "registry.example/ipu-runtime:test");
+    EXPECT_FALSE(getJson("secret", job + "-ipu-runtime").is_object())
+        << "one worker per instance needs no Secret";
+    kubectl({"delete", "ipujob", job, "--wait=true", "--timeout", "60s"});
+  }
+}
+
 }  // namespace
 }  // namespace ipu::testing

@@ -113,7 +113,11 @@ TEST_F(RuntimeMpiTest, TwoWorkersOfTwoReplicasEachGetExactlyWhatPoprunWouldPass)
   EXPECT_EQ(agentExitCodes(), (std::vector<int>{0}));
   EXPECT_NE(fileText(terminationLog(0)).find("instance 0 (w0): mpirun succeeded after"), std::string::npos)
       << fileText(terminationLog(0));
-  EXPECT_NE(fileText(terminationLog(1)).find("launch finished"), std::string::npos)
+  // The peer's pod reports the launch's outcome in the launch's words.
+  EXPECT_NE(fileText(terminationLog(1)).find("instance 0 (w0): mpirun succeeded after "), std::string::npos)
+      << fileText(terminationLog(1));
+  EXPECT_NE(fileText(terminationLog(1)).find("(reported by the agent of w1, which served "),
+            std::string::npos)
       << fileText(terminationLog(1));
   EXPECT_NE(agents_[0]->stderrText().find("running for 10.77.0.1:"), std::string::npos)
       << agents_[0]->stderrText();
@@ -142,6 +146,8 @@ TEST_F(RuntimeMpiTest, ARankExitingWithThreeFailsTheLaunchAndEveryWorker) {
   EXPECT_EQ(agentExitCodes(), (std::vector<int>{3}));
   EXPECT_NE(fileText(terminationLog(0)).find("mpirun exited with code 3"), std::string::npos)
       << fileText(terminationLog(0));
+  EXPECT_NE(fileText(terminationLog(1)).find("instance 0 (w0): mpirun exited with code 3"), std::string::npos)
+      << fileText(terminationLog(1));
 }
 
 TEST_F(RuntimeMpiTest, AnAgentKilledMidRunFailsTheLaunchWithAClearMessageAndNothingHangs) {

@@ -34,6 +34,7 @@ TEST(FrameTest, EveryFrameRoundTrips) {
                                signalFrame(SIGTERM),
                                exitFrame({3, 0}),
                                finishFrame(0),
+                               finishFrame(3, "instance 0 (w0): mpirun exited with code 3"),
                                errorFrame("refused")};
   std::string wire;
   for (const auto& frame : frames) wire += encode(frame);
@@ -112,8 +113,11 @@ TEST(FrameTest, PayloadsThatDoNotFitTheirTypeAreErrors) {
   EXPECT_THROW(exitStatusOf(exitFrame({-1, 0})), ProtocolError);
   EXPECT_THROW(exitStatusOf(Frame{FrameType::kExit, "1234567"}), ProtocolError);
 
-  EXPECT_EQ(finishCodeOf(finishFrame(3)), 3);
-  EXPECT_THROW(finishCodeOf(finishFrame(300)), ProtocolError);
+  EXPECT_EQ(finishOf(finishFrame(3)).code, 3);
+  EXPECT_EQ(finishOf(finishFrame(3, "mpirun\nexited")).message, "mpirun?exited");
+  EXPECT_THROW(finishOf(finishFrame(300)), ProtocolError);
+  EXPECT_THROW(finishOf(Frame{FrameType::kFinish, "abc"}), ProtocolError);
+  EXPECT_THROW(finishOf(Frame{FrameType::kFinish, std::string(5000, 'x')}), ProtocolError);
 
   EXPECT_EQ(commandLineOf(runFrame("echo hi")), "echo hi");
   EXPECT_THROW(commandLineOf(runFrame("")), ProtocolError);
