@@ -1,5 +1,6 @@
 #include "launch/launch.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -17,7 +18,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kAttemptTimeout = std::chrono::seconds(5);
-constexpr auto kRetryPause = std::chrono::milliseconds(500);
+// Peers usually start within moments of worker 0: ask again soon, then less often (up to once a second).
+constexpr auto kFirstRetryPause = std::chrono::milliseconds(20);
+constexpr auto kLongestRetryPause = std::chrono::milliseconds(1000);
 constexpr auto kProgressEvery = std::chrono::seconds(15);
 
 void say(const std::string& text) {
@@ -47,6 +50,7 @@ std::optional<std::string> waitForPeers(const LaunchOptions& options) {
   auto deadline = Clock::now() + options.peerTimeout;
   auto nextProgress = Clock::now() + kProgressEvery;
   std::string lastError;
+  std::chrono::milliseconds pause = kFirstRetryPause;
   while (!waiting.empty()) {
     std::erase_if(waiting, [&](const std::string& host) {
       auto error = ping(options, host);
@@ -61,7 +65,8 @@ std::optional<std::string> waitForPeers(const LaunchOptions& options) {
       say("waiting for " + std::to_string(waiting.size()) + " peer(s), last error: " + lastError);
       nextProgress = Clock::now() + kProgressEvery;
     }
-    std::this_thread::sleep_for(kRetryPause);
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::duration_cast<std::chrono::milliseconds>(kLongestRetryPause));
   }
   return std::nullopt;
 }
