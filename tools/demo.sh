@@ -11,7 +11,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 phase() { printf '\n==> %s\n' "$*" >&2; }
 
-phase "dependencies and tools (the first run builds Kubernetes from source: about 8 minutes)"
+phase "dependencies and tools (the first run builds Kubernetes, etcd, kwok, helm and CoreDNS from source: about 20 minutes on 2 cores)"
 tools/install-deps.sh
 bin=$(tools/build-tools.sh)
 

@@ -93,6 +93,16 @@ void injectEnv(Json& container, const api::IpuJob& job, int workerIndex, const P
   setEnv(env, contract::kEnvService, headlessServiceName(job.identity.name));
 }
 
+// `kubectl logs <pod>` then shows the worker container without asking, though the pod has an init container.
+void defaultContainerForKubectl(Json& metadata, const Json& podSpec) {
+  const Json& containers = podSpec.value("containers", Json::array());
+  if (!containers.is_array() || containers.empty() || !containers[0].is_object()) return;
+  Json& annotations = metadata["annotations"];
+  if (!annotations.is_object()) annotations = Json::object();
+  if (!annotations.contains("kubectl.kubernetes.io/default-container"))
+    annotations["kubectl.kubernetes.io/default-container"] = containers[0].value("name", "");
+}
+
 Json jobLabels(const api::IpuJob& job) {
   return {{kJobNameLabel, job.identity.name}};
 }
@@ -175,6 +185,7 @@ Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssi
         {{"name", kShmVolume}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", options.shmSizeLimit}}}});
   }
   injectRuntime(spec, job, workerIndex, options.runtime);
+  if (!options.runtime.image.empty()) defaultContainerForKubectl(pod["metadata"], spec);
   pod["spec"] = std::move(spec);
   return pod;
 }

@@ -136,7 +136,13 @@ int runLaunch(const LaunchOptions& options) {
   std::vector<std::string> command =
       launchCommand(options, process::onPath("poprun"), geteuid() == 0, environmentValue);
   facts.what = command.front();
-  say("running " + shellJoin(command));
+  std::string line = shellJoin(command);
+  // The whole line helps when a launch goes wrong, but a long inline program need not fill the log twice.
+  constexpr std::size_t kLoggedCommand = 2000;
+  if (line.size() > kLoggedCommand)
+    line = line.substr(0, kLoggedCommand) + "... (" + std::to_string(line.size() - kLoggedCommand) +
+           " more characters)";
+  say("running " + line);
   process::SpawnOptions spawn;
   spawn.environment = {{contract::kEnvOmpiRshAgent, options.runtimeBinary + " rsh"},
                        {contract::kEnvOmpiHostfile, options.hostfilePath}};

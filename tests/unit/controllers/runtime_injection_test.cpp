@@ -70,6 +70,8 @@ int countNamed(const Json& list, const std::string& name) {
 TEST(RuntimeInjectionTest, ASingleWorkerRunsItsCommandUnderExecWithTheRuntimeInstalledFirst) {
   Json pod = buildWorkerPod(shapedJob(1, 1), 0, kPartition, withRuntime());
   const Json& spec = pod["spec"];
+  EXPECT_EQ(pod["metadata"]["annotations"]["kubectl.kubernetes.io/default-container"], "train")
+      << "kubectl logs <pod> shows the worker, not a question about the init container";
   ASSERT_EQ(spec["initContainers"].size(), 1u);
   const Json& install = spec["initContainers"][0];
   EXPECT_EQ(install["image"], "registry.example/ipu-runtime:1");
