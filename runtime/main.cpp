@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -110,10 +111,8 @@ int runLaunch(const std::vector<std::string>& args) {
   options.userLauncher = userLauncher;
   options.agentPort = remote::agentPort();
   std::string timeout = env(contract::kEnvPeerTimeout, std::to_string(contract::kDefaultPeerTimeoutSeconds));
-  options.peerTimeout = std::chrono::seconds(std::strtol(timeout.c_str(), nullptr, 10));
-  if (options.peerTimeout.count() <= 0)
-    throw launch::LaunchError(std::string(contract::kEnvPeerTimeout) + "=\"" + timeout +
-                              "\" is not a positive number");
+  options.peerTimeout =
+      std::chrono::seconds(launch::wholeNumberIn(contract::kEnvPeerTimeout, timeout, 1, 86400));
   options.runtimeBinary = selfPath();
   options.hostfilePath = std::filesystem::path(options.runtimeBinary).parent_path() / "hostfile";
   options.terminationLog = env(contract::kEnvTerminationLog);
@@ -123,17 +122,19 @@ int runLaunch(const std::vector<std::string>& args) {
 }
 
 int runAgent(const std::vector<std::string>& args) {
+  // Arguments first: a mistyped flag is reported as such, whatever else is missing.
+  std::optional<int> port;
+  if (args.size() == 2 && args[0] == "--port") {
+    port = launch::wholeNumberIn("--port", args[1], 0, 65535);
+  } else if (!args.empty()) {
+    return usageError("agent takes no arguments but --port N");
+  }
   remote::AgentOptions options{remote::Credentials::load(remote::credentialsDirectory()),
-                               remote::agentPort(),
+                               port ? *port : remote::agentPort(),
                                hostName(),
                                env(contract::kEnvTerminationLog),
                                hostName(),
                                env(contract::kEnvInstance)};
-  if (args.size() == 2 && args[0] == "--port") {
-    options.port = std::atoi(args[1].c_str());
-  } else if (!args.empty()) {
-    return usageError("agent takes no arguments but --port N");
-  }
   return remote::runAgent(options);
 }
 

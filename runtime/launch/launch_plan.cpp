@@ -15,14 +15,7 @@ int positiveInteger(const GetEnv& getEnv, const std::string& name) {
   std::optional<std::string> text = getEnv(name);
   if (!text || text->empty())
     throw LaunchError(name + " is not set (the operator sets it in every worker pod)");
-  int value = 0;
-  const char* end = text->data() + text->size();
-  auto [ptr, error] = std::from_chars(text->data(), end, value);
-  if (error != std::errc() || ptr != end)
-    throw LaunchError(name + "=\"" + *text + "\" is not a whole number");
-  if (value < 1 || value > kMaxCount)
-    throw LaunchError(name + "=" + *text + " is out of range 1-" + std::to_string(kMaxCount));
-  return value;
+  return wholeNumberIn(name, *text, 1, kMaxCount);
 }
 
 // A DNS name as Kubernetes makes them: letters, digits, '-' and '.'.
@@ -51,6 +44,18 @@ std::string joined(const std::vector<std::string>& parts, const std::string& sep
 }
 
 }  // namespace
+
+int wholeNumberIn(const std::string& name, const std::string& text, int min, int max) {
+  int value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, error] = std::from_chars(text.data(), end, value);
+  if (text.empty() || error != std::errc() || ptr != end)
+    throw LaunchError(name + "=\"" + text + "\" is not a whole number");
+  if (value < min || value > max)
+    throw LaunchError(name + "=" + text + " is out of range " + std::to_string(min) + "-" +
+                      std::to_string(max));
+  return value;
+}
 
 InstanceShape shapeFromEnvironment(const GetEnv& getEnv) {
   InstanceShape shape;

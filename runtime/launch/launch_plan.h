@@ -32,6 +32,9 @@ struct InstanceShape {
 using Environment = std::vector<std::pair<std::string, std::string>>;
 using GetEnv = std::function<std::optional<std::string>(const std::string&)>;
 
+// `text` as a whole number in [min, max]; LaunchError naming `name` (a variable or flag) otherwise.
+int wholeNumberIn(const std::string& name, const std::string& text, int min, int max);
+
 // The shape from the variables the operator sets (IPUJOB_WORKERS_PER_INSTANCE, IPUJOB_REPLICAS_PER_WORKER,
 // IPUJOB_IPUS_PER_INSTANCE). LaunchError naming the variable when one is missing, not a number, out of range,
 // or when the IPUs do not divide evenly into replicas.

@@ -74,11 +74,50 @@ TEST_F(ExecTest, ACommandKilledByASignalReportsIt) {
   EXPECT_NE(fileText(terminationLog).find("killed by signal 9 (SIGKILL)"), std::string::npos);
 }
 
+// Settings from the environment (the operator's, or a user's override) are checked before anything starts.
+TEST(RuntimeUsageTest, MalformedSettingsAreClearErrors) {
+  JobSecretDir secret("ipujob/test/settings/uid-9");
+  const std::vector<std::string> shape = {"IPUJOB_WORKERS_PER_INSTANCE=2", "IPUJOB_REPLICAS_PER_WORKER=1",
+                                          "IPUJOB_IPUS_PER_INSTANCE=2", "IPU_RUNTIME_PEERS=a.j,b.j",
+                                          secret.environment()};
+  auto launchWith = [&](const std::string& extra) {
+    std::vector<std::string> env;  // the shape, with `extra` in place of its own setting of that variable
+    const std::string name = extra.substr(0, extra.find('=') + 1);
+    for (const auto& entry : shape) {
+      if (entry.rfind(name, 0) != 0) env.push_back(entry);
+    }
+    env.push_back(extra);
+    return run({runtimeBinary(), "launch", "--", "true"}, {.timeout = 10s, .extraEnv = env});
+  };
+  RunResult timeout = launchWith("IPU_RUNTIME_PEER_TIMEOUT_SECONDS=10s");
+  EXPECT_EQ(timeout.exitCode, 1);
+  EXPECT_NE(timeout.err.find("IPU_RUNTIME_PEER_TIMEOUT_SECONDS=\"10s\" is not a whole number"),
+            std::string::npos)
+      << timeout.err;
+  RunResult port = launchWith("IPU_RUNTIME_AGENT_PORT=99999");
+  EXPECT_EQ(port.exitCode, 1);
+  EXPECT_NE(port.err.find("IPU_RUNTIME_AGENT_PORT=\"99999\" is not a port (1-65535)"), std::string::npos)
+      << port.err;
+  RunResult workers = launchWith("IPUJOB_WORKERS_PER_INSTANCE=two");
+  EXPECT_EQ(workers.exitCode, 1);
+  EXPECT_NE(workers.err.find("IPUJOB_WORKERS_PER_INSTANCE=\"two\" is not a whole number"), std::string::npos)
+      << workers.err;
+  RunResult noSecret =
+      run({runtimeBinary(), "agent"}, {.timeout = 10s, .extraEnv = {"IPU_RUNTIME_TLS_DIR=/nonexistent"}});
+  EXPECT_EQ(noSecret.exitCode, 1);
+  EXPECT_NE(noSecret.err.find("cannot read /nonexistent/tls.crt (is the job's runtime Secret mounted?)"),
+            std::string::npos)
+      << noSecret.err;
+}
+
 TEST(RuntimeUsageTest, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(run({runtimeBinary()}).exitCode, 2);
   EXPECT_EQ(run({runtimeBinary(), "frobnicate"}).exitCode, 2);
   EXPECT_EQ(run({runtimeBinary(), "exec", "--"}).exitCode, 2);
   EXPECT_EQ(run({runtimeBinary(), "rsh", "host-only"}).exitCode, 2);
+  RunResult port = run({runtimeBinary(), "agent", "--port", "http"});
+  EXPECT_EQ(port.exitCode, 1);
+  EXPECT_NE(port.err.find("--port=\"http\" is not a whole number"), std::string::npos) << port.err;
   RunResult version = run({runtimeBinary(), "version"});
   EXPECT_EQ(version.out.rfind("ipu-runtime ", 0), 0u);
 }
