@@ -32,7 +32,8 @@ const std::vector<int> kSizes{250, 500, 1000, 2000};
 
 std::string timestamp(int second) {
   char text[32];
-  std::snprintf(text, sizeof text, "2026-01-01T%02d:%02d:%02dZ", second / 3600, second / 60 % 60, second % 60);
+  std::snprintf(text, sizeof text, "2026-01-01T%02d:%02d:%02dZ", second / 3600, second / 60 % 60,
+                second % 60);
   return text;
 }
 
@@ -105,7 +106,8 @@ int main(int argc, char** argv) {
   const vipu::PartitionPlanner planner(topology);
   // Half the cluster in use, in blocks of 8 every 16 IPUs: free space is fragmented, as in a busy cluster.
   vipu::IpuSet taken(topology.totalIpus());
-  for (std::uint32_t first = 0; first < topology.totalIpus(); first += 16) taken.insert(vipu::IpuBlock{first, 8});
+  for (std::uint32_t first = 0; first < topology.totalIpus(); first += 16)
+    taken.insert(vipu::IpuBlock{first, 8});
 
   bool withinBound = true;
   nlohmann::ordered_json strategies = nlohmann::ordered_json::object();
@@ -127,10 +129,8 @@ int main(int argc, char** argv) {
         const double n = kSizes[i - 1];
         const double nLogN = 2 * std::log(2 * n) / std::log(n);
         withinBound = withinBound && ratio <= 3.0;
-        ratios.push_back({{"from_jobs", kSizes[i - 1]},
-                          {"to_jobs", jobs},
-                          {"t_ratio", ratio},
-                          {"n_log_n_ratio", nLogN}});
+        ratios.push_back(
+            {{"from_jobs", kSizes[i - 1]}, {"to_jobs", jobs}, {"t_ratio", ratio}, {"n_log_n_ratio", nLogN}});
       }
       previous = measured.medianSeconds;
     }
