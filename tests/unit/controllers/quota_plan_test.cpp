@@ -290,6 +290,39 @@ TEST_F(QuotaPlanTest, StatusCountsUsedReservedPendingAdmittedAndWaiting) {
   EXPECT_EQ(statuses.at("idle"), api::IpuQuotaStatus{});
 }
 
+TEST_F(QuotaPlanTest, WaitingPositionsFollowTheFairOrderAcrossNamespaces) {
+  // The cluster is full, so nothing is admitted and no share changes: with equal shares the waiting jobs
+  // of both namespaces go by age.
+  const auto decisions =
+      planQuotaAdmissions({job("a", "1", 4, at(1)), job("a", "2", 4, at(2)), job("a", "3", 4, at(3)),
+                           job("b", "1", 4, at(5)), job("b", "2", 4, at(6))},
+                          {pod16Using(16)}, {}, QueueingStrategy::kBestEffortFifo, QuotaRules{});
+  EXPECT_EQ(decisions.at("a/1").position, 1);
+  EXPECT_EQ(decisions.at("a/2").position, 2) << "a's next job (second 2) is older than b's first (second 5)";
+  EXPECT_EQ(decisions.at("a/3").position, 3);
+  EXPECT_EQ(decisions.at("b/1").position, 4);
+
+  // With a's share higher (it holds IPUs), b's jobs come first.
+  const QuotaRules aHolds{{}, {{"a", {8, 0, 2}}}, MissingQuotaPolicy::kUnlimited};
+  const auto fair =
+      planQuotaAdmissions({job("a", "1", 4, at(1)), job("b", "1", 4, at(5)), job("b", "2", 4, at(6))},
+                          {pod16Using(16)}, {}, QueueingStrategy::kBestEffortFifo, aHolds);
+  EXPECT_EQ(fair.at("b/1").position, 1);
+  EXPECT_EQ(fair.at("b/2").position, 2);
+  EXPECT_EQ(fair.at("a/1").position, 3);
+}
+
+TEST_F(QuotaPlanTest, StatusLeavesOutJobsThatCanNeverFitTheTopology) {
+  QuotaRules rules{{{"team-a", quota(512)}}, {}, MissingQuotaPolicy::kUnlimited};
+  const std::vector<AdmissionRequest> queue = {job("team-a", "huge", 128, at(1)),
+                                               job("team-a", "ok", 4, at(2))};
+  const auto decisions =
+      planQuotaAdmissions(queue, {empty("pod64", pod64_)}, {}, QueueingStrategy::kBestEffortFifo, rules);
+  ASSERT_EQ(decisions.at("team-a/huge").kind, Kind::kNeverFits);
+  EXPECT_EQ(quotaStatuses(queue, rules, decisions).at("team-a"),
+            (api::IpuQuotaStatus{0, 4, 0, 1, 0, std::nullopt}));
+}
+
 TEST_F(QuotaPlanTest, SeveralQuotasInANamespaceCombineToTheTightestOfEachField) {
   auto make = [](std::string ns, std::string name, api::IpuQuotaSpec spec) {
     return api::IpuQuota{{std::move(ns), std::move(name), ""}, 1, spec};
