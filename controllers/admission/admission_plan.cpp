@@ -14,21 +14,19 @@ bool eligible(const AdmissionRequest& request, const std::string& controller) {
                                                   controller) != request.controllers.end();
 }
 
-// A controller's free space during a pass: what each admitted request takes is taken out at once.
-struct FreeSpace {
-  std::string name;
-  const vipu::PartitionPlanner* planner;
-  vipu::BuddyMap free;
-};
-
-std::string namesOf(const std::vector<FreeSpace>& controllers) {
+// "a, b" of the controllers' names (any list of things with a name), "none" when empty.
+template <typename Named>
+std::string namesOf(const std::vector<Named>& controllers) {
   std::string names;
   for (const auto& controller : controllers) names += (names.empty() ? "" : ", ") + controller.name;
   return names.empty() ? "none" : names;
 }
 
+}  // namespace
+
 // Tries the request on each controller it may use, in name order; the first that places it takes it.
-AdmissionDecision tryAdmit(const AdmissionRequest& request, std::vector<FreeSpace>& controllers) {
+AdmissionDecision CapacityPass::admitInto(const AdmissionRequest& request,
+                                          std::vector<FreeSpace>& controllers) {
   AdmissionDecision waiting{Kind::kNeverFits, {}, {}, 0, "Unschedulable", {}};
   bool anyEligible = false;
   const bool several = controllers.size() > 1;
@@ -60,7 +58,37 @@ AdmissionDecision tryAdmit(const AdmissionRequest& request, std::vector<FreeSpac
   return waiting;
 }
 
-}  // namespace
+CapacityPass::CapacityPass(std::vector<ControllerCapacity> controllers,
+                           const std::vector<Reservation>& reservations) {
+  std::sort(controllers.begin(), controllers.end(),
+            [](const ControllerCapacity& a, const ControllerCapacity& b) { return a.name < b.name; });
+  for (const auto& controller : controllers) {
+    spaces_.push_back({controller.name, controller.planner, controller.planner->freeMap(controller.taken)});
+  }
+  for (const Reservation& reservation : reservations) {
+    for (auto& space : spaces_) {
+      // A reservation that no longer fits (someone else took the IPUs) holds nothing; its job waits.
+      if (space.name == reservation.controller) {
+        space.planner->planInto(space.free, {reservation.instances, reservation.ipusPerInstance});
+      }
+    }
+  }
+}
+
+AdmissionDecision CapacityPass::admit(const AdmissionRequest& request) {
+  return admitInto(request, spaces_);
+}
+
+AdmissionDecision CapacityPass::probe(const AdmissionRequest& request) const {
+  std::vector<FreeSpace> copy = spaces_;
+  return admitInto(request, copy);
+}
+
+std::uint64_t CapacityPass::totalIpus() const {
+  std::uint64_t total = 0;
+  for (const auto& space : spaces_) total += space.planner->topology().totalIpus();
+  return total;
+}
 
 bool parseQueueingStrategy(const std::string& text, QueueingStrategy& out) {
   if (text == "BestEffortFIFO") {
@@ -89,21 +117,7 @@ std::map<std::string, AdmissionDecision> planAdmissions(std::vector<AdmissionReq
                                                         std::vector<ControllerCapacity> controllers,
                                                         const std::vector<Reservation>& reservations,
                                                         QueueingStrategy strategy) {
-  std::sort(controllers.begin(), controllers.end(),
-            [](const ControllerCapacity& a, const ControllerCapacity& b) { return a.name < b.name; });
-  std::vector<FreeSpace> spaces;
-  for (const auto& controller : controllers) {
-    spaces.push_back({controller.name, controller.planner, controller.planner->freeMap(controller.taken)});
-  }
-  for (const Reservation& reservation : reservations) {
-    for (auto& space : spaces) {
-      // A reservation that no longer fits (someone else took the IPUs) holds nothing; its job waits.
-      if (space.name == reservation.controller) {
-        space.planner->planInto(space.free, {reservation.instances, reservation.ipusPerInstance});
-      }
-    }
-  }
-
+  CapacityPass capacity(std::move(controllers), reservations);
   sortQueue(queue);
   std::map<std::string, AdmissionDecision> decisions;
   std::string blockedBy;  // StrictFIFO: the first job that had to wait
@@ -118,10 +132,9 @@ std::map<std::string, AdmissionDecision> planAdmissions(std::vector<AdmissionReq
                   "WaitingInQueue",
                   "waiting behind " + blockedBy + " (queueing strategy StrictFIFO)"};
       // Still say so now if it could never run, rather than after the jobs ahead have gone.
-      std::vector<FreeSpace> probe = spaces;
-      if (auto alone = tryAdmit(request, probe); alone.kind == Kind::kNeverFits) decision = alone;
+      if (auto alone = capacity.probe(request); alone.kind == Kind::kNeverFits) decision = alone;
     } else {
-      decision = tryAdmit(request, spaces);
+      decision = capacity.admit(request);
     }
     if (decision.kind == Kind::kWait) {
       decision.position = ++position;

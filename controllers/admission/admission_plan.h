@@ -35,6 +35,9 @@ struct AdmissionRequest {
   std::uint32_t instances = 1;
   std::uint32_t ipusPerInstance = 0;
   std::vector<std::string> controllers;  // where the job may run; empty: any
+  std::string ns;                        // the job's namespace (quota is per namespace)
+
+  std::uint64_t ipus() const { return std::uint64_t{instances} * ipusPerInstance; }
 };
 
 // Partitions already promised to an admitted job (ids in its status) that V-IPU does not have yet: placed
@@ -53,6 +56,32 @@ struct AdmissionDecision {
   int position = 0;                                 // kWait: 1 = next in line
   std::string reason;                               // a status condition reason
   std::string message;                              // for people
+};
+
+// The free space of every controller during one pass. Reservations take their IPUs at construction; each
+// admitted request takes its IPUs at once, before the next request is considered.
+class CapacityPass {
+ public:
+  CapacityPass(std::vector<ControllerCapacity> controllers, const std::vector<Reservation>& reservations);
+
+  // Admits the request on the first controller it may use (in name order) that places it, taking its IPUs;
+  // otherwise says why it waits (it could fit later) or never fits (no controller it may use can ever hold
+  // it).
+  AdmissionDecision admit(const AdmissionRequest& request);
+  // What admit() would decide, taking nothing.
+  AdmissionDecision probe(const AdmissionRequest& request) const;
+  // IPUs of every controller in the pass, free or not.
+  std::uint64_t totalIpus() const;
+
+ private:
+  struct FreeSpace {
+    std::string name;
+    const vipu::PartitionPlanner* planner;
+    vipu::BuddyMap free;
+  };
+  static AdmissionDecision admitInto(const AdmissionRequest& request, std::vector<FreeSpace>& spaces);
+
+  std::vector<FreeSpace> spaces_;
 };
 
 // Queue order: higher priority first, then older first, then by key (a total order, so every process

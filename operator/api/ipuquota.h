@@ -1,0 +1,79 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "api/ipujob.h"
+#include "common/result.h"
+
+namespace ipu::api {
+
+inline constexpr const char* kQuotaKind = "IPUQuota";
+
+// IPUQuota: a cluster admin's cap on one namespace's IPU use.
+//
+// Shape: a namespaced object, named anything, that applies to the namespace it lives in -- the shape of
+// Kubernetes' own ResourceQuota, which admins already know:
+//   - RBAC works per namespace as it does for ResourceQuota: admins grant write on ipuquotas cluster-wide to
+//     themselves and read to each team in its namespace, so a team sees its own limits (`kubectl get ipuq`)
+//     without seeing other teams' and cannot raise its own;
+//   - the quota goes away with its namespace; `kubectl get ipuquotas -A` lists every namespace's use;
+//   - several IPUQuotas in one namespace all apply (a job must satisfy each), as several ResourceQuotas do:
+//     the tightest value of each field wins, so a platform team can add a temporary cap without editing the
+//     team's own object. A cluster-scoped object keyed by namespace would put every team's limits in one
+//     object that every change contends on, and would outlive the namespaces it names.
+//
+// spec:
+//   maxIPUs      (required, 0..2^31-1)  IPUs the namespace's admitted jobs may hold together (a job holds
+//                                       jobInstances x ipusPerJobInstance from admission to its end); 0 stops
+//                                       the namespace from running IPU jobs.
+//   maxJobs      (optional, 0..2^31-1)  admitted (running or starting) jobs at once; absent: no cap.
+//   maxPriority  (optional, int32)      the highest spec.priority its jobs may use; a job above it is not
+//                                       admitted (PriorityNotAllowed). Absent: no cap. Priority orders jobs
+//                                       inside the namespace and breaks ties of share across namespaces, so
+//                                       the cap keeps a team from jumping the other teams' jobs.
+// Lowering any field never stops a running job: use may stay above the limit until jobs end; no new job of
+// the namespace is admitted until use falls below it.
+struct IpuQuotaSpec {
+  std::int64_t maxIpus = 0;
+  std::optional<std::int64_t> maxJobs;
+  std::optional<std::int64_t> maxPriority;
+
+  bool operator==(const IpuQuotaSpec&) const = default;
+};
+
+// What the operator shows in status (printer columns USED, RESERVED, PENDING, ADMITTED, WAITING). IPUs:
+//   usedIPUs      held by the namespace's jobs whose partitions exist (running);
+//   reservedIPUs  held by admitted jobs whose partitions are not created yet;
+//   pendingIPUs   asked by the namespace's waiting jobs (jobInstances x ipusPerJobInstance each);
+// jobs: admittedJobs (running or starting), waitingJobs (waiting for admission, for whatever reason).
+struct IpuQuotaStatus {
+  std::int64_t usedIpus = 0;
+  std::int64_t reservedIpus = 0;
+  std::int64_t pendingIpus = 0;
+  std::int64_t admittedJobs = 0;
+  std::int64_t waitingJobs = 0;
+  std::optional<std::int64_t> observedGeneration;
+
+  bool operator==(const IpuQuotaStatus&) const = default;
+};
+
+struct IpuQuota {
+  ObjectIdentity identity;
+  std::int64_t generation = 0;
+  IpuQuotaSpec spec;
+};
+
+// Reads and checks an IPUQuota as the API server returns it. The CRD's schema refuses bad input at
+// `kubectl apply`; this repeats every rule so that an object stored before a CRD change gets the same clear
+// message. Errors are InvalidArgument naming the field ("spec.maxIPUs: ...").
+Result<IpuQuota> parseIpuQuota(const Json& object);
+Result<IpuQuotaSpec> parseIpuQuotaSpec(const Json& spec);
+
+// status as JSON: every field present (a zero is a fact worth printing), observedGeneration when known.
+Json toJson(const IpuQuotaStatus& status);
+
+}  // namespace ipu::api
