@@ -1,6 +1,7 @@
 #include "api/ipujob.h"
 
 #include <charconv>
+#include <limits>
 
 namespace ipu::api {
 namespace {
@@ -39,6 +40,28 @@ std::optional<int64_t> optionalInteger(const Json& spec, const std::string& fiel
   return found->get<int64_t>();
 }
 
+// The CRD's maxima: a year of seconds, and PriorityClass's range of priorities.
+constexpr int64_t kMaxSeconds = 31'536'000;
+constexpr int64_t kMaxPriority = 1'000'000'000;
+
+// An optional whole number within [min, max]; an error naming the field when it is out of range or not a
+// whole number (a float, a string, or a number beyond int64).
+Result<std::optional<int64_t>> boundedInteger(const Json& spec, const std::string& field, int64_t min,
+                                              int64_t max) {
+  auto found = spec.find(field);
+  if (found == spec.end() || found->is_null()) return std::optional<int64_t>();
+  if (!found->is_number_integer() ||
+      (found->is_number_unsigned() &&
+       found->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())))
+    return invalid(field,
+                   "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max));
+  const int64_t value = found->get<int64_t>();
+  if (value < min || value > max)
+    return invalid(field, "must be from " + std::to_string(min) + " to " + std::to_string(max) + ", not " +
+                              std::to_string(value));
+  return std::optional<int64_t>(value);
+}
+
 }  // namespace
 
 bool IpuJobSpec::restartsOnExitCode(int code) const {
@@ -58,9 +81,10 @@ Result<std::vector<ExitCodeRange>> parseExitCodes(const std::string& text) {
     auto first = parseCount(item.substr(0, dash));
     auto last = dash == std::string_view::npos ? first : parseCount(item.substr(dash + 1));
     if (!first || !last || *first < 0 || *last > 255 || *first > *last) {
-      return invalid("restartPolicy.exitCodes",
-                     "must be exit codes (0-255) and ascending ranges separated by commas, like \"1,3-5\", not \"" +
-                         text + "\"");
+      return invalid(
+          "restartPolicy.exitCodes",
+          "must be exit codes (0-255) and ascending ranges separated by commas, like \"1,3-5\", not \"" +
+              text + "\"");
     }
     ranges.push_back({*first, *last});
     if (comma == std::string::npos) break;
@@ -84,7 +108,8 @@ Result<IpuJobSpec> parseIpuJobSpec(const Json& spec) {
   auto ipus = countField(spec, "ipusPerJobInstance", 0, 1024);
   if (!ipus) return ipus.error();
   if ((*ipus & (*ipus - 1)) != 0) {
-    return invalid("ipusPerJobInstance", "must be a power of two from 1 to 1024, not " + std::to_string(*ipus));
+    return invalid("ipusPerJobInstance",
+                   "must be a power of two from 1 to 1024, not " + std::to_string(*ipus));
   }
   out.ipusPerJobInstance = *ipus;
 
@@ -95,14 +120,16 @@ Result<IpuJobSpec> parseIpuJobSpec(const Json& spec) {
   if (!replicas) return replicas.error();
   out.modelReplicasPerWorker = *replicas;
   if (out.ipusPerJobInstance % out.replicasPerInstance() != 0) {
-    return invalid("modelReplicasPerWorker",
-                   "workersPerJobInstance x modelReplicasPerWorker (" + std::to_string(out.replicasPerInstance()) +
-                       " replicas) must divide ipusPerJobInstance (" + std::to_string(out.ipusPerJobInstance) +
-                       ") so that every replica gets the same number of IPUs");
+    return invalid("modelReplicasPerWorker", "workersPerJobInstance x modelReplicasPerWorker (" +
+                                                 std::to_string(out.replicasPerInstance()) +
+                                                 " replicas) must divide ipusPerJobInstance (" +
+                                                 std::to_string(out.ipusPerJobInstance) +
+                                                 ") so that every replica gets the same number of IPUs");
   }
 
   const Json& workersField = spec.value("workers", Json());
-  if (!workersField.is_object() || !workersField.contains("template") || !workersField["template"].is_object()) {
+  if (!workersField.is_object() || !workersField.contains("template") ||
+      !workersField["template"].is_object()) {
     return invalid("workers.template", "is required (the worker pods' PodTemplateSpec)");
   }
   out.workerTemplate = workersField["template"];
@@ -132,11 +159,17 @@ Result<IpuJobSpec> parseIpuJobSpec(const Json& spec) {
 
   if (const Json& restart = spec.value("restartPolicy", Json()); restart.is_object()) {
     std::string type = restart.value("type", "Never");
-    if (type == "Never") out.restartType = RestartType::kNever;
-    else if (type == "OnFailure") out.restartType = RestartType::kOnFailure;
-    else if (type == "Always") out.restartType = RestartType::kAlways;
-    else if (type == "ExitCode") out.restartType = RestartType::kExitCode;
-    else return invalid("restartPolicy.type", "must be Always, OnFailure, Never or ExitCode, not \"" + type + "\"");
+    if (type == "Never")
+      out.restartType = RestartType::kNever;
+    else if (type == "OnFailure")
+      out.restartType = RestartType::kOnFailure;
+    else if (type == "Always")
+      out.restartType = RestartType::kAlways;
+    else if (type == "ExitCode")
+      out.restartType = RestartType::kExitCode;
+    else
+      return invalid("restartPolicy.type",
+                     "must be Always, OnFailure, Never or ExitCode, not \"" + type + "\"");
     if (auto limit = optionalInteger(restart, "backOffLimit")) {
       if (*limit < 0) return invalid("restartPolicy.backOffLimit", "must not be negative");
       out.backOffLimit = static_cast<int>(*limit);
@@ -147,20 +180,33 @@ Result<IpuJobSpec> parseIpuJobSpec(const Json& spec) {
       out.restartExitCodes = *codes;
     }
     if (out.restartType == RestartType::kExitCode && out.restartExitCodes.empty()) {
-      return invalid("restartPolicy.exitCodes", "is required with restartPolicy.type ExitCode (like \"1,3-5\")");
+      return invalid("restartPolicy.exitCodes",
+                     "is required with restartPolicy.type ExitCode (like \"1,3-5\")");
     }
   }
 
   std::string clean = spec.value("cleanPodPolicy", "None");
-  if (clean == "None") out.cleanPodPolicy = CleanPodPolicy::kNone;
-  else if (clean == "All") out.cleanPodPolicy = CleanPodPolicy::kAll;
-  else if (clean == "Workers") out.cleanPodPolicy = CleanPodPolicy::kWorkers;
-  else return invalid("cleanPodPolicy", "must be None, All or Workers, not \"" + clean + "\"");
+  if (clean == "None")
+    out.cleanPodPolicy = CleanPodPolicy::kNone;
+  else if (clean == "All")
+    out.cleanPodPolicy = CleanPodPolicy::kAll;
+  else if (clean == "Workers")
+    out.cleanPodPolicy = CleanPodPolicy::kWorkers;
+  else
+    return invalid("cleanPodPolicy", "must be None, All or Workers, not \"" + clean + "\"");
 
   out.suspend = spec.value("suspend", false);
-  out.ttlSecondsAfterFinished = optionalInteger(spec, "ttlSecondsAfterFinished");
-  out.activeDeadlineSeconds = optionalInteger(spec, "activeDeadlineSeconds");
-  out.priority = static_cast<int>(optionalInteger(spec, "priority").value_or(0));
+  // The CRD sets these bounds, but an object stored before they existed (or written around the schema) must
+  // still never reach the arithmetic on times and queue order out of range.
+  auto ttl = boundedInteger(spec, "ttlSecondsAfterFinished", 0, kMaxSeconds);
+  if (!ttl) return ttl.error();
+  out.ttlSecondsAfterFinished = *ttl;
+  auto deadline = boundedInteger(spec, "activeDeadlineSeconds", 1, kMaxSeconds);
+  if (!deadline) return deadline.error();
+  out.activeDeadlineSeconds = *deadline;
+  auto priority = boundedInteger(spec, "priority", -kMaxPriority, kMaxPriority);
+  if (!priority) return priority.error();
+  out.priority = static_cast<int>(priority->value_or(0));
   return out;
 }
 

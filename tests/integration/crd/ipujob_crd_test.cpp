@@ -1,7 +1,7 @@
 // The IPUJob CustomResourceDefinition (crds/ipujobs.graphcore.ai.yaml) as kubectl users meet it.
-#include <gtest/gtest.h>
-
 #include <filesystem>
+
+#include <gtest/gtest.h>
 
 #include "test_cluster.h"
 
@@ -16,17 +16,19 @@ class IpuJobCrdTest : public ClusterTest {
   static void SetUpTestSuite() { TestCluster::get().installIpuJobCrd(); }
 
   // A valid job with `spec` lines added (YAML, two-space indented under spec).
-  static std::string job(const std::string& name, const std::string& specLines,
-                         const std::string& workers =
-                             "  workers: {template: {spec: {containers: [{name: main, image: busybox}]}}}\n") {
-    return "apiVersion: graphcore.ai/v1alpha1\nkind: IPUJob\nmetadata: {name: " + name + "}\nspec:\n" + specLines +
-           workers;
+  static std::string job(
+      const std::string& name, const std::string& specLines,
+      const std::string& workers =
+          "  workers: {template: {spec: {containers: [{name: main, image: busybox}]}}}\n") {
+    return "apiVersion: graphcore.ai/v1alpha1\nkind: IPUJob\nmetadata: {name: " + name + "}\nspec:\n" +
+           specLines + workers;
   }
 
   void expectRejected(const std::string& manifest, const std::string& message) {
     auto created = kubectl({"create", "-f", "-"}, RunOptions{.input = manifest});
     EXPECT_FALSE(created.ok()) << "accepted:\n" << manifest;
-    EXPECT_NE(created.err.find(message), std::string::npos) << "expected '" << message << "' in: " << created.err;
+    EXPECT_NE(created.err.find(message), std::string::npos)
+        << "expected '" << message << "' in: " << created.err;
   }
 };
 
@@ -44,16 +46,19 @@ TEST_F(IpuJobCrdTest, UsersManifestsApplyUnchanged) {
     EXPECT_EQ(job["spec"]["restartPolicy"]["type"], "Never");
     EXPECT_EQ(job["spec"]["restartPolicy"]["backOffLimit"], 3);
     EXPECT_EQ(job["spec"]["cleanPodPolicy"], "None");
-    EXPECT_EQ(job["spec"]["workers"]["template"]["spec"]["hostIPC"], true) << "the pod template must be kept whole";
+    EXPECT_EQ(job["spec"]["workers"]["template"]["spec"]["hostIPC"], true)
+        << "the pod template must be kept whole";
     EXPECT_EQ(job["spec"]["workers"]["template"]["spec"]["volumes"][0]["emptyDir"]["sizeLimit"], "10Gi");
   }
 }
 
 TEST_F(IpuJobCrdTest, InvalidJobsAreRefusedWithReadableMessages) {
-  expectRejected(job("three", "  ipusPerJobInstance: \"3\"\n"),
-                 "ipusPerJobInstance must be a power of two from 1 to 1024 written as a string (like \"4\"), not \"3\"");
+  expectRejected(
+      job("three", "  ipusPerJobInstance: \"3\"\n"),
+      "ipusPerJobInstance must be a power of two from 1 to 1024 written as a string (like \"4\"), not \"3\"");
   expectRejected(job("letters", "  ipusPerJobInstance: \"four\"\n"), "must be a power of two");
-  expectRejected(job("number", "  ipusPerJobInstance: 4\n"), "spec.ipusPerJobInstance in body must be of type string");
+  expectRejected(job("number", "  ipusPerJobInstance: 4\n"),
+                 "spec.ipusPerJobInstance in body must be of type string");
   expectRejected(job("none", "  ipusPerJobInstance: \"4\"\n  jobInstances: 0\n"),
                  "spec.jobInstances in body should be greater than or equal to 1");
   expectRejected(job("noworkers", "  ipusPerJobInstance: \"4\"\n", ""), "spec.workers: Required value");
@@ -65,8 +70,9 @@ TEST_F(IpuJobCrdTest, InvalidJobsAreRefusedWithReadableMessages) {
   expectRejected(job("noimage", "  ipusPerJobInstance: \"4\"\n",
                      "  workers: {template: {spec: {containers: [{name: main}]}}}\n"),
                  "spec.workers.template.spec.containers[0].image: Required value");
-  expectRejected(job("codes", "  ipusPerJobInstance: \"4\"\n  restartPolicy: {type: ExitCode, exitCodes: \"1,a\"}\n"),
-                 "exitCodes must be exit codes and ranges separated by commas, like \"1,3-5\", not \"1,a\"");
+  expectRejected(
+      job("codes", "  ipusPerJobInstance: \"4\"\n  restartPolicy: {type: ExitCode, exitCodes: \"1,a\"}\n"),
+      "exitCodes must be exit codes and ranges separated by commas, like \"1,3-5\", not \"1,a\"");
   expectRejected(job("nocodes", "  ipusPerJobInstance: \"4\"\n  restartPolicy: {type: ExitCode}\n"),
                  "restartPolicy.type ExitCode needs restartPolicy.exitCodes");
   expectRejected(job("policy", "  ipusPerJobInstance: \"4\"\n  restartPolicy: {type: Sometimes}\n"),
@@ -75,22 +81,38 @@ TEST_F(IpuJobCrdTest, InvalidJobsAreRefusedWithReadableMessages) {
                  "Unsupported value: \"Everything\"");
   expectRejected(job("workers", "  ipusPerJobInstance: \"4\"\n  workersPerJobInstance: \"0\"\n"),
                  "spec.workersPerJobInstance in body should match");
-  expectRejected(job("replicas", "  ipusPerJobInstance: \"4\"\n  jobInstances: 2\n",
-                     "  workers: {replicas: 3, template: {spec: {containers: [{name: main, image: busybox}]}}}\n"),
-                 "workers.replicas, when given, must equal jobInstances x workersPerJobInstance");
+  expectRejected(
+      job("replicas", "  ipusPerJobInstance: \"4\"\n  jobInstances: 2\n",
+          "  workers: {replicas: 3, template: {spec: {containers: [{name: main, image: busybox}]}}}\n"),
+      "workers.replicas, when given, must equal jobInstances x workersPerJobInstance");
+  // Numbers the controller does arithmetic with have bounds, so no manifest can overflow it.
+  expectRejected(
+      job("deadline", "  ipusPerJobInstance: \"4\"\n  activeDeadlineSeconds: 9223372036854775807\n"),
+      "spec.activeDeadlineSeconds: Invalid value: 9223372036854775807: spec.activeDeadlineSeconds in body "
+      "should be less than or equal to 31536000");
+  expectRejected(job("ttl", "  ipusPerJobInstance: \"4\"\n  ttlSecondsAfterFinished: 31536001\n"),
+                 "should be less than or equal to 31536000");
+  expectRejected(job("priority", "  ipusPerJobInstance: \"4\"\n  priority: 1000000001\n"),
+                 "spec.priority in body should be less than or equal to 1000000000");
+  expectRejected(job("lowpriority", "  ipusPerJobInstance: \"4\"\n  priority: -1000000001\n"),
+                 "spec.priority in body should be greater than or equal to -1000000000");
   EXPECT_TRUE(getJson("ipujobs", "three").is_null());
 }
 
 TEST_F(IpuJobCrdTest, ShapeChangesOnlyWhileSuspended) {
   create(job("resize", "  ipusPerJobInstance: \"4\"\n  jobInstances: 2\n"));
-  auto refused = kubectl({"patch", "ipuj", "resize", "--type", "merge", "-p", R"({"spec":{"ipusPerJobInstance":"8"}})"});
+  auto refused =
+      kubectl({"patch", "ipuj", "resize", "--type", "merge", "-p", R"({"spec":{"ipusPerJobInstance":"8"}})"});
   EXPECT_FALSE(refused.ok());
-  EXPECT_NE(refused.err.find("ipusPerJobInstance cannot change while the job is not suspended"), std::string::npos)
+  EXPECT_NE(refused.err.find("ipusPerJobInstance cannot change while the job is not suspended"),
+            std::string::npos)
       << refused.err;
   auto scale = kubectl({"scale", "ipuj", "resize", "--replicas", "3"});
   EXPECT_FALSE(scale.ok()) << "a running job cannot be rescaled";
-  EXPECT_NE(scale.err.find("jobInstances cannot change while the job is not suspended"), std::string::npos) << scale.err;
-  auto immutable = kubectl({"patch", "ipuj", "resize", "--type", "merge", "-p", R"({"spec":{"workersPerJobInstance":"2"}})"});
+  EXPECT_NE(scale.err.find("jobInstances cannot change while the job is not suspended"), std::string::npos)
+      << scale.err;
+  auto immutable = kubectl(
+      {"patch", "ipuj", "resize", "--type", "merge", "-p", R"({"spec":{"workersPerJobInstance":"2"}})"});
   EXPECT_FALSE(immutable.ok());
 
   auto suspended = kubectl({"patch", "ipuj", "resize", "--type", "merge", "-p",

@@ -1,5 +1,7 @@
 #include "api/ipujob.h"
 
+#include <tuple>
+
 #include <gtest/gtest.h>
 
 #include "yaml_json.h"
@@ -70,24 +72,38 @@ TEST(IpuJobTest, MalformedSpecsGiveMessagesNamingTheField) {
   for (const auto& c : std::vector<Case>{
            {kContainers, "spec.ipusPerJobInstance: is required"},
            {"ipusPerJobInstance: \"3\"\n" + kContainers, "must be a power of two from 1 to 1024, not 3"},
-           {"ipusPerJobInstance: \"four\"\n" + kContainers, "must be a whole number from 1 to 1024, not \"four\""},
+           {"ipusPerJobInstance: \"four\"\n" + kContainers,
+            "must be a whole number from 1 to 1024, not \"four\""},
            {"ipusPerJobInstance: 4\n" + kContainers, "must be a number written as a string"},
            {"ipusPerJobInstance: \"2048\"\n" + kContainers, "from 1 to 1024"},
-           {"ipusPerJobInstance: \"4\"\njobInstances: 0\n" + kContainers, "spec.jobInstances: must be from 1 to 1024"},
-           {"ipusPerJobInstance: \"4\"\njobInstances: two\n" + kContainers, "spec.jobInstances: must be a whole number"},
-           {"ipusPerJobInstance: \"4\"\nmodelReplicasPerWorker: \"3\"\n" + kContainers, "must divide ipusPerJobInstance"},
+           {"ipusPerJobInstance: \"4\"\njobInstances: 0\n" + kContainers,
+            "spec.jobInstances: must be from 1 to 1024"},
+           {"ipusPerJobInstance: \"4\"\njobInstances: two\n" + kContainers,
+            "spec.jobInstances: must be a whole number"},
+           {"ipusPerJobInstance: \"4\"\nmodelReplicasPerWorker: \"3\"\n" + kContainers,
+            "must divide ipusPerJobInstance"},
            {"ipusPerJobInstance: \"4\"\n", "spec.workers.template: is required"},
-           {"ipusPerJobInstance: \"4\"\nworkers: {template: {spec: {containers: []}}}\n", "must list at least one container"},
-           {"ipusPerJobInstance: \"4\"\nworkers: {template: {spec: {containers: [{name: x}]}}}\n", "needs a name and an image"},
-           {"ipusPerJobInstance: \"4\"\njobInstances: 2\nworkers: {replicas: 3, template: {spec: {containers: [{name: a, image: b}]}}}\n",
+           {"ipusPerJobInstance: \"4\"\nworkers: {template: {spec: {containers: []}}}\n",
+            "must list at least one container"},
+           {"ipusPerJobInstance: \"4\"\nworkers: {template: {spec: {containers: [{name: x}]}}}\n",
+            "needs a name and an image"},
+           {"ipusPerJobInstance: \"4\"\njobInstances: 2\nworkers: {replicas: 3, template: {spec: "
+            "{containers: [{name: a, image: b}]}}}\n",
             "must equal jobInstances x workersPerJobInstance (2)"},
-           {"ipusPerJobInstance: \"4\"\nrestartPolicy: {type: Sometimes}\n" + kContainers, "must be Always, OnFailure, Never or ExitCode"},
-           {"ipusPerJobInstance: \"4\"\nrestartPolicy: {type: ExitCode}\n" + kContainers, "is required with restartPolicy.type ExitCode"},
-           {"ipusPerJobInstance: \"4\"\nrestartPolicy: {type: ExitCode, exitCodes: \"5-3\"}\n" + kContainers, "ascending ranges"},
-           {"ipusPerJobInstance: \"4\"\nrestartPolicy: {type: ExitCode, exitCodes: \"1,,2\"}\n" + kContainers, "like \"1,3-5\""},
-           {"ipusPerJobInstance: \"4\"\nrestartPolicy: {backOffLimit: -1}\n" + kContainers, "must not be negative"},
-           {"ipusPerJobInstance: \"4\"\ncleanPodPolicy: Some\n" + kContainers, "must be None, All or Workers"},
-           {"ipusPerJobInstance: \"4\"\nlauncher: {command: [1]}\n" + kContainers, "must be a list of strings"},
+           {"ipusPerJobInstance: \"4\"\nrestartPolicy: {type: Sometimes}\n" + kContainers,
+            "must be Always, OnFailure, Never or ExitCode"},
+           {"ipusPerJobInstance: \"4\"\nrestartPolicy: {type: ExitCode}\n" + kContainers,
+            "is required with restartPolicy.type ExitCode"},
+           {"ipusPerJobInstance: \"4\"\nrestartPolicy: {type: ExitCode, exitCodes: \"5-3\"}\n" + kContainers,
+            "ascending ranges"},
+           {"ipusPerJobInstance: \"4\"\nrestartPolicy: {type: ExitCode, exitCodes: \"1,,2\"}\n" + kContainers,
+            "like \"1,3-5\""},
+           {"ipusPerJobInstance: \"4\"\nrestartPolicy: {backOffLimit: -1}\n" + kContainers,
+            "must not be negative"},
+           {"ipusPerJobInstance: \"4\"\ncleanPodPolicy: Some\n" + kContainers,
+            "must be None, All or Workers"},
+           {"ipusPerJobInstance: \"4\"\nlauncher: {command: [1]}\n" + kContainers,
+            "must be a list of strings"},
        }) {
     auto spec = parseIpuJobSpec(yamlToJson(c.yaml));
     ASSERT_FALSE(spec.ok()) << c.yaml;
@@ -98,6 +114,40 @@ TEST(IpuJobTest, MalformedSpecsGiveMessagesNamingTheField) {
   }
   EXPECT_FALSE(parseIpuJobSpec(nlohmann::json("not an object")).ok());
   EXPECT_FALSE(parseIpuJob(yamlToJson("kind: Pod\n")).ok());
+}
+
+TEST(IpuJobNumbersTest, OutOfRangeNumbersTheApiServerLetThroughAreRefusedNamingTheField) {
+  auto parse = [](const std::string& field, const Json& value) {
+    Json object = {
+        {"apiVersion", "graphcore.ai/v1alpha1"},
+        {"kind", "IPUJob"},
+        {"spec",
+         {{"ipusPerJobInstance", "4"},
+          {"workers", {{"template", {{"spec", {{"containers", {{{"name", "m"}, {"image", "i"}}}}}}}}}},
+          {field, value}}}};
+    return parseIpuJob(object);
+  };
+  EXPECT_TRUE(parse("priority", 1000000000).ok());
+  EXPECT_TRUE(parse("priority", -1000000000).ok());
+  EXPECT_TRUE(parse("activeDeadlineSeconds", 31536000).ok());
+  EXPECT_TRUE(parse("ttlSecondsAfterFinished", 0).ok());
+  const std::vector<std::tuple<std::string, Json, std::string>> refused = {
+      {"priority", 3000000000LL, "spec.priority: must be from -1000000000 to 1000000000, not 3000000000"},
+      {"priority", -2147483649LL, "must be from -1000000000 to 1000000000"},
+      {"activeDeadlineSeconds", 9223372036854775807LL,
+       "spec.activeDeadlineSeconds: must be from 1 to 31536000"},
+      {"activeDeadlineSeconds", 18446744073709551615ULL,
+       "spec.activeDeadlineSeconds: must be a whole number"},
+      {"activeDeadlineSeconds", 0, "must be from 1 to 31536000, not 0"},
+      {"ttlSecondsAfterFinished", -1, "spec.ttlSecondsAfterFinished: must be from 0 to 31536000, not -1"},
+      {"ttlSecondsAfterFinished", 1.5, "spec.ttlSecondsAfterFinished: must be a whole number"},
+      {"priority", "high", "spec.priority: must be a whole number"},
+  };
+  for (const auto& [field, value, message] : refused) {
+    auto job = parse(field, value);
+    ASSERT_FALSE(job.ok()) << field << "=" << value.dump();
+    EXPECT_NE(job.error().message.find(message), std::string::npos) << job.error().message;
+  }
 }
 
 }  // namespace
