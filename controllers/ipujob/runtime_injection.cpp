@@ -1,6 +1,7 @@
 #include "ipujob/runtime_injection.h"
 
 #include "contract/runtime_contract.h"
+#include "ipujob/pod_json.h"
 #include "ipujob/worker_pod.h"
 
 namespace ipu::controllers {
@@ -13,39 +14,8 @@ constexpr const char* kCredentialsVolume = "ipu-runtime-tls";
 constexpr const char* kInstallContainer = "ipu-runtime-install";
 constexpr const char* kDefaultTerminationLog = "/dev/termination-log";
 
-Json* findNamed(Json& list, const std::string& name) {
-  if (!list.is_array()) return nullptr;
-  for (auto& entry : list) {
-    if (entry.is_object() && entry.value("name", "") == name) return &entry;
-  }
-  return nullptr;
-}
-
-void setEnv(Json& container, const std::string& name, const std::string& value) {
-  Json& env = container["env"];
-  if (!env.is_array()) env = Json::array();
-  if (Json* existing = findNamed(env, name)) {
-    *existing = {{"name", name}, {"value", value}};
-  } else {
-    env.push_back({{"name", name}, {"value", value}});
-  }
-}
-
-void defaultEnv(Json& container, const std::string& name, const std::string& value) {
-  Json& env = container["env"];
-  if (!env.is_array()) env = Json::array();
-  if (findNamed(env, name) == nullptr) env.push_back({{"name", name}, {"value", value}});
-}
-
-void addVolume(Json& podSpec, Json volume) {
-  Json& volumes = podSpec["volumes"];
-  if (!volumes.is_array()) volumes = Json::array();
-  if (findNamed(volumes, volume["name"]) == nullptr) volumes.push_back(std::move(volume));
-}
-
 void addMount(Json& container, const std::string& volume, const std::string& path, bool readOnly) {
-  Json& mounts = container["volumeMounts"];
-  if (!mounts.is_array()) mounts = Json::array();
+  Json& mounts = arrayMember(container, "volumeMounts");
   if (findNamed(mounts, volume) == nullptr)
     mounts.push_back({{"name", volume}, {"mountPath", path}, {"readOnly", readOnly}});
 }
@@ -116,13 +86,7 @@ void applyLauncherEnv(Json& container, const api::IpuJobSpec& spec) {
   if (!spec.launcherEnv.is_array()) return;
   for (const auto& entry : spec.launcherEnv) {
     if (!entry.is_object() || !entry.contains("name")) continue;
-    Json& env = container["env"];
-    if (!env.is_array()) env = Json::array();
-    if (Json* existing = findNamed(env, entry["name"])) {
-      *existing = entry;
-    } else {
-      env.push_back(entry);
-    }
+    putNamed(arrayMember(container, "env"), entry);
   }
 }
 
@@ -175,9 +139,8 @@ void injectRuntime(Json& podSpec, const api::IpuJob& job, int workerIndex, const
   const api::IpuJobSpec& spec = job.spec;
   const WorkerRole role = workerRole(spec, workerIndex);
 
-  addVolume(podSpec, {{"name", kRuntimeVolume}, {"emptyDir", Json::object()}});
-  Json& inits = podSpec["initContainers"];
-  if (!inits.is_array()) inits = Json::array();
+  addNamed(arrayMember(podSpec, "volumes"), {{"name", kRuntimeVolume}, {"emptyDir", Json::object()}});
+  Json& inits = arrayMember(podSpec, "initContainers");
   if (findNamed(inits, kInstallContainer) == nullptr) inits.insert(inits.begin(), installContainer(options));
 
   // The worker container is the first; sidecars are left alone.
@@ -190,16 +153,16 @@ void injectRuntime(Json& podSpec, const api::IpuJob& job, int workerIndex, const
     worker.erase("args");
   }
   if (needsRuntimeCredentials(spec)) {
-    addVolume(podSpec,
-              {{"name", kCredentialsVolume},
-               {"secret", {{"secretName", runtimeSecretName(job.identity.name)}, {"defaultMode", 0444}}}});
+    addNamed(arrayMember(podSpec, "volumes"),
+             {{"name", kCredentialsVolume},
+              {"secret", {{"secretName", runtimeSecretName(job.identity.name)}, {"defaultMode", 0444}}}});
     addMount(worker, kCredentialsVolume, contract::kCredentialsDir, true);
   }
-  setEnv(worker, contract::kEnvPeers, instancePeers(job, workerIndex));
+  setEnv(arrayMember(worker, "env"), contract::kEnvPeers, instancePeers(job, workerIndex));
   const Json& path = worker.contains("terminationMessagePath") ? worker["terminationMessagePath"] : Json();
-  setEnv(worker, contract::kEnvTerminationLog,
+  setEnv(arrayMember(worker, "env"), contract::kEnvTerminationLog,
          path.is_string() ? path.get<std::string>() : kDefaultTerminationLog);
-  defaultEnv(worker, contract::kEnvOmpiRshAgent,
+  defaultEnv(arrayMember(worker, "env"), contract::kEnvOmpiRshAgent,
              std::string(contract::kBinary) + " " + contract::kRshCommand);
   if (role == WorkerRole::kLaunch) applyLauncherEnv(worker, spec);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "contract/runtime_contract.h"
+#include "ipujob/pod_json.h"
 
 namespace ipu::controllers {
 namespace {
@@ -11,38 +12,9 @@ namespace contract = runtime::contract;
 
 constexpr const char* kShmVolume = "devshm";
 
-// The env list's entry named `name`, or nullptr.
-Json* findEnv(Json& env, const std::string& name) {
-  for (auto& entry : env) {
-    if (entry.is_object() && entry.value("name", "") == name) return &entry;
-  }
-  return nullptr;
-}
-
-// Sets the variable whatever the user wrote (replacing their entry in place, so it is never listed twice).
-void setEnv(Json& env, const std::string& name, const std::string& value) {
-  if (Json* existing = findEnv(env, name)) {
-    *existing = {{"name", name}, {"value", value}};
-  } else {
-    env.push_back({{"name", name}, {"value", value}});
-  }
-}
-
-// Adds the variable unless the user set it: their value is a deliberate override.
-void defaultEnv(Json& env, const std::string& name, const std::string& value) {
-  if (findEnv(env, name) == nullptr) env.push_back({{"name", name}, {"value", value}});
-}
-
 bool mountsDevShm(const Json& container) {
   for (const auto& mount : container.value("volumeMounts", Json::array())) {
     if (mount.is_object() && mount.value("mountPath", "") == "/dev/shm") return true;
-  }
-  return false;
-}
-
-bool hasVolume(const Json& podSpec, const std::string& name) {
-  for (const auto& volume : podSpec.value("volumes", Json::array())) {
-    if (volume.is_object() && volume.value("name", "") == name) return true;
   }
   return false;
 }
@@ -61,8 +33,7 @@ void injectEnv(Json& container, const api::IpuJob& job, int workerIndex, const P
   const api::IpuJobSpec& spec = job.spec;
   int instance = workerIndex / spec.workersPerJobInstance;
   int workerInInstance = workerIndex % spec.workersPerJobInstance;
-  Json& env = container["env"];
-  if (!env.is_array()) env = Json::array();
+  Json& env = arrayMember(container, "env");
 
   setEnv(env, "IPUOF_VIPU_API_HOST", partition.vipuHost);
   setEnv(env, "IPUOF_VIPU_API_PORT", std::to_string(partition.vipuPort));
@@ -171,17 +142,14 @@ Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssi
   for (auto& container : spec["containers"]) {
     addIpcLock(container);
     if (!mountsDevShm(container)) {
-      Json& mounts = container["volumeMounts"];
-      if (!mounts.is_array()) mounts = Json::array();
-      mounts.push_back({{"name", kShmVolume}, {"mountPath", "/dev/shm"}});
+      arrayMember(container, "volumeMounts").push_back({{"name", kShmVolume}, {"mountPath", "/dev/shm"}});
       needsShmVolume = true;
     }
     injectEnv(container, job, workerIndex, partition, options);
   }
-  if (needsShmVolume && !hasVolume(spec, kShmVolume)) {
-    Json& volumes = spec["volumes"];
-    if (!volumes.is_array()) volumes = Json::array();
-    volumes.push_back(
+  if (needsShmVolume) {
+    addNamed(
+        arrayMember(spec, "volumes"),
         {{"name", kShmVolume}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", options.shmSizeLimit}}}});
   }
   injectRuntime(spec, job, workerIndex, options.runtime);
