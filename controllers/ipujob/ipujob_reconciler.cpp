@@ -134,17 +134,15 @@ Result<Action> IpuJobReconciler::finished(JobPass& pass) {
   return removeAfterTtl(pass);
 }
 
-namespace {
-constexpr int64_t kMaxTtlSeconds = 31'536'000;
-}  // namespace
-
 Result<Action> IpuJobReconciler::removeAfterTtl(JobPass& pass) {
   const Json& ttl = member(member(pass.object, "spec"), "ttlSecondsAfterFinished");
   const auto completed = parseTime(pass.status.completionTime.value_or(""));
   if (!ttl.is_number_integer() || !completed) return Action::awaitChange();
   // Saturated to the CRD's maximum (a year): an object stored before the bound must not overflow the time.
-  const bool huge = ttl.is_number_unsigned() && ttl.get<uint64_t>() > static_cast<uint64_t>(kMaxTtlSeconds);
-  const int64_t seconds = huge ? kMaxTtlSeconds : std::clamp<int64_t>(ttl.get<int64_t>(), 0, kMaxTtlSeconds);
+  const bool huge =
+      ttl.is_number_unsigned() && ttl.get<uint64_t>() > static_cast<uint64_t>(api::kMaxSpecSeconds);
+  const int64_t seconds =
+      huge ? api::kMaxSpecSeconds : std::clamp<int64_t>(ttl.get<int64_t>(), 0, api::kMaxSpecSeconds);
   const auto expiry = *completed + std::chrono::seconds(seconds);
   if (pass.now < expiry)
     return Action::requeue(std::chrono::duration_cast<Clock::Duration>(expiry - pass.now));

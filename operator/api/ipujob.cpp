@@ -40,10 +40,6 @@ std::optional<int64_t> optionalInteger(const Json& spec, const std::string& fiel
   return found->get<int64_t>();
 }
 
-// The CRD's maxima: a year of seconds, and PriorityClass's range of priorities.
-constexpr int64_t kMaxSeconds = 31'536'000;
-constexpr int64_t kMaxPriority = 1'000'000'000;
-
 // An optional whole number within [min, max]; an error naming the field when it is out of range or not a
 // whole number (a float, a string, or a number beyond int64).
 Result<std::optional<int64_t>> boundedInteger(const Json& spec, const std::string& field, int64_t min,
@@ -198,13 +194,13 @@ Result<IpuJobSpec> parseIpuJobSpec(const Json& spec) {
   out.suspend = spec.value("suspend", false);
   // The CRD sets these bounds, but an object stored before they existed (or written around the schema) must
   // still never reach the arithmetic on times and queue order out of range.
-  auto ttl = boundedInteger(spec, "ttlSecondsAfterFinished", 0, kMaxSeconds);
+  auto ttl = boundedInteger(spec, "ttlSecondsAfterFinished", 0, kMaxSpecSeconds);
   if (!ttl) return ttl.error();
   out.ttlSecondsAfterFinished = *ttl;
-  auto deadline = boundedInteger(spec, "activeDeadlineSeconds", 1, kMaxSeconds);
+  auto deadline = boundedInteger(spec, "activeDeadlineSeconds", 1, kMaxSpecSeconds);
   if (!deadline) return deadline.error();
   out.activeDeadlineSeconds = *deadline;
-  auto priority = boundedInteger(spec, "priority", -kMaxPriority, kMaxPriority);
+  auto priority = boundedInteger(spec, "priority", -kMaxSpecPriority, kMaxSpecPriority);
   if (!priority) return priority.error();
   out.priority = static_cast<int>(priority->value_or(0));
   return out;

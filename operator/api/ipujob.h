@@ -1,12 +1,12 @@
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "common/result.h"
 
@@ -30,6 +30,11 @@ struct ExitCodeRange {
 
 // The spec of an IPUJob as the controller works with it: numbers parsed, defaults filled, checked.
 // The pod template stays JSON: it is the user's PodTemplateSpec, merged into worker pods as written.
+// The CRD's maxima for the numbers the controller does arithmetic with: a year of seconds
+// (ttlSecondsAfterFinished, activeDeadlineSeconds), and PriorityClass's range for priority.
+inline constexpr int64_t kMaxSpecSeconds = 31'536'000;
+inline constexpr int64_t kMaxSpecPriority = 1'000'000'000;
+
 struct IpuJobSpec {
   int jobInstances = 1;
   int ipusPerJobInstance = 0;
