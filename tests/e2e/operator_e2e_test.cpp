@@ -3,43 +3,15 @@
 // failing worker restarts the job by its restartPolicy with the exit code from the real process. The operator
 // injects ipu-runtime: single workers run under `exec` (termination message in the job's status), and jobs
 // whose instances span several pods start every rank with real OpenMPI through the runtime's launch.
-#include "mpi_output.h"
-#include "operator_fixture.h"
+#include "operator_on_real_node.h"
 
 namespace ipu::testing {
 namespace {
-
-// An IPUJob whose workers run `command` in `image` on the real node: the template selects the node and
-// tolerates its taint, as a user targets their IPU hosts. `specLines`: JSON merged into the spec.
-std::string jobRunning(const std::string& name, const Json& command, const std::string& specLines = "",
-                       const std::string& image = TestCluster::get().value("IPU_CLUSTER_IMAGE_BUSYBOX")) {
-  const Json container = {
-      {"name", "train"}, {"image", image}, {"imagePullPolicy", "Never"}, {"command", command}};
-  const Json podSpec = {
-      {"nodeSelector", {{"ipu-operator.dev/real-node", "true"}}},
-      {"tolerations",
-       Json::array(
-           {{{"key", "ipu-operator.dev/real-node"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}})},
-      {"terminationGracePeriodSeconds", 1},
-      {"containers", Json::array({container})}};
-  Json job = {
-      {"apiVersion", "graphcore.ai/v1alpha1"},
-      {"kind", "IPUJob"},
-      {"metadata", {{"name", name}}},
-      {"spec",
-       {{"jobInstances", 1}, {"ipusPerJobInstance", "4"}, {"workers", {{"template", {{"spec", podSpec}}}}}}}};
-  if (!specLines.empty()) job["spec"].update(Json::parse(specLines));
-  return job.dump();
-}
 
 // A busybox worker running `script` with sh -c.
 std::string jobOnRealNode(const std::string& name, const std::string& script,
                           const std::string& specLines = "") {
   return jobRunning(name, Json::array({"sh", "-c", script}), specLines);
-}
-
-std::string debianMpi() {
-  return TestCluster::get().value("IPU_CLUSTER_IMAGE_DEBIAN_MPI");
 }
 
 // Each rank's allreduce of rank+1 and what poprun would have told it.
@@ -48,26 +20,6 @@ const char* kAllreduce =
     "print('rank %d of %d sum %d offset %s total %s partition %s' % (c.Get_rank(), c.Get_size(), "
     "c.allreduce(c.Get_rank() + 1), os.environ['POPDIST_REPLICA_INDEX_OFFSET'], "
     "os.environ['POPDIST_NUM_TOTAL_REPLICAS'], os.environ['IPUOF_VIPU_API_PARTITION_ID']))";
-
-// The operator injects the runtime image the real node has imported.
-class OperatorOnRealNodeTest : public OperatorTest {
- protected:
-  bool startsOperatorInSetUp() const override { return false; }
-  void SetUp() override {
-    OperatorTest::SetUp();
-    if (HasFatalFailure()) return;
-    startOperator({"--runtime-image", TestCluster::get().value("IPU_CLUSTER_IMAGE_IPU_RUNTIME"),
-                   "--runtime-image-pull-policy", "Never"});
-  }
-
-  // The lines of `pod`'s log that mpirun tagged as rank `rank`'s (tags removed).
-  std::vector<std::string> rankLines(const std::string& pod, int rank) {
-    const auto logs = kubectl({"logs", pod, "-c", "train"});
-    EXPECT_TRUE(logs.ok()) << logs.describe();
-    auto lines = linesByRank(logs.out);
-    return lines[rank];
-  }
-};
 
 TEST_F(OperatorOnRealNodeTest, WorkerSeesItsPartitionAndKubectlLogsShowsItsOutput) {
   const std::string job = createJob(jobOnRealNode("hello",

@@ -30,6 +30,21 @@ inline std::string after(const std::vector<std::string>& output, const std::stri
   return "";
 }
 
+// A headless Service selecting pods labelled app=`app`, published before they are ready (peers resolve each
+// other while starting), with one named port.
+inline std::string headlessService(const std::string& name, const std::string& app,
+                                   const std::string& portName, int port) {
+  return nlohmann::json{{"apiVersion", "v1"},
+                        {"kind", "Service"},
+                        {"metadata", {{"name", name}}},
+                        {"spec",
+                         {{"clusterIP", "None"},
+                          {"publishNotReadyAddresses", true},
+                          {"selector", {{"app", app}}},
+                          {"ports", {{{"name", portName}, {"port", port}}}}}}}
+      .dump();
+}
+
 class RealNodeTest : public ClusterTest {
  protected:
   using Json = nlohmann::json;

@@ -209,15 +209,7 @@ std::vector<std::string> answeredAddresses(const std::string& nslookupOutput) {
 // by name, as mpirun will find its workers, and names nobody serves fail at once instead of hanging.
 TEST_F(RealNodeTest, ClusterDnsResolvesPodsOfAHeadlessService) {
   const std::string service = "peers";
-  create(Json{{"apiVersion", "v1"},
-              {"kind", "Service"},
-              {"metadata", {{"name", service}}},
-              {"spec",
-               {{"clusterIP", "None"},
-                {"publishNotReadyAddresses", true},
-                {"selector", {{"app", "dns-peers"}}},
-                {"ports", {{{"name", "mpi"}, {"port", 2222}}}}}}}
-             .dump());
+  create(headlessService(service, "dns-peers", "mpi", 2222));
   for (const std::string name : {"worker-a", "worker-b"}) {
     Json pod = podOnRealNode(name, "exec sleep 300");
     pod["metadata"]["labels"] = {{"app", "dns-peers"}};

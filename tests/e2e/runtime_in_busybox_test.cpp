@@ -137,15 +137,7 @@ std::string rshUntilAnswered(const std::string& host, const std::string& text) {
 
 TEST_F(RuntimeInBusyboxTest, RshReachesTheAgentByItsDnsNameOverTheJobsTlsAndRefusesAnotherJob) {
   const std::string service = "runtime-peers";
-  create(Json{{"apiVersion", "v1"},
-              {"kind", "Service"},
-              {"metadata", {{"name", service}}},
-              {"spec",
-               {{"clusterIP", "None"},
-                {"publishNotReadyAddresses", true},
-                {"selector", {{"app", "runtime-peers"}}},
-                {"ports", {{{"name", "agent"}, {"port", contract::kAgentPort}}}}}}}
-             .dump());
+  create(headlessService(service, "runtime-peers", "agent", contract::kAgentPort));
   createJobSecret("job-tls", "train", "uid-train");
   createJobSecret("other-job-tls", "other", "uid-other");
 

@@ -14,7 +14,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "operator_fixture.h"
+#include "operator_on_real_node.h"
 
 namespace ipu::testing {
 namespace {
@@ -59,42 +59,12 @@ double lastRankStart(const std::string& logs) {
   return latest;
 }
 
-class LaunchBench : public OperatorTest {
+class LaunchBench : public OperatorOnRealNodeTest {
  protected:
-  bool startsOperatorInSetUp() const override { return false; }
-  void SetUp() override {
-    OperatorTest::SetUp();
-    if (HasFatalFailure()) return;
-    startOperator({"--runtime-image", TestCluster::get().value("IPU_CLUSTER_IMAGE_IPU_RUNTIME"),
-                   "--runtime-image-pull-policy", "Never"});
-  }
-
-  std::string job(const std::string& name, int workers, const Json& command) {
-    const Json container = {{"name", "train"},
-                            {"image", TestCluster::get().value("IPU_CLUSTER_IMAGE_DEBIAN_MPI")},
-                            {"imagePullPolicy", "Never"},
-                            {"command", command}};
-    const Json podSpec = {
-        {"nodeSelector", {{"ipu-operator.dev/real-node", "true"}}},
-        {"tolerations",
-         Json::array(
-             {{{"key", "ipu-operator.dev/real-node"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}})},
-        {"terminationGracePeriodSeconds", 1},
-        {"containers", Json::array({container})}};
-    return Json{{"apiVersion", "graphcore.ai/v1alpha1"},
-                {"kind", "IPUJob"},
-                {"metadata", {{"name", name}}},
-                {"spec",
-                 {{"jobInstances", 1},
-                  {"ipusPerJobInstance", "4"},
-                  {"workersPerJobInstance", std::to_string(workers)},
-                  {"workers", {{"template", {{"spec", podSpec}}}}}}}}
-        .dump();
-  }
-
   // Seconds from the last worker's first log line to the last rank's start.
   double measure(const std::string& name, int workers, const Json& command) {
-    const std::string created = createJob(job(name, workers, command));
+    const std::string created = createJob(jobRunning(
+        name, command, R"({"workersPerJobInstance": ")" + std::to_string(workers) + R"("})", debianMpi()));
     eventually([&] { return phaseOf(created) == "Succeeded" || phaseOf(created) == "Failed"; }, 180s);
     EXPECT_EQ(phaseOf(created), "Succeeded") << jobStatus(created).dump();
     double podsRunning = 0;

@@ -1,0 +1,61 @@
+#pragma once
+
+// IPUJobs on the real node through an operator that injects ipu-runtime: shared by the e2e tests and the
+// launch benchmark.
+#include <string>
+#include <vector>
+
+#include "mpi_output.h"
+#include "operator_fixture.h"
+
+namespace ipu::testing {
+
+// An IPUJob whose workers run `command` in `image` on the real node: the template selects the node and
+// tolerates its taint, as a user targets their IPU hosts. `specLines`: JSON merged into the spec.
+inline std::string jobRunning(
+    const std::string& name, const Json& command, const std::string& specLines = "",
+    const std::string& image = TestCluster::get().value("IPU_CLUSTER_IMAGE_BUSYBOX")) {
+  const Json container = {
+      {"name", "train"}, {"image", image}, {"imagePullPolicy", "Never"}, {"command", command}};
+  const Json podSpec = {
+      {"nodeSelector", {{"ipu-operator.dev/real-node", "true"}}},
+      {"tolerations",
+       Json::array(
+           {{{"key", "ipu-operator.dev/real-node"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}})},
+      {"terminationGracePeriodSeconds", 1},
+      {"containers", Json::array({container})}};
+  Json job = {
+      {"apiVersion", "graphcore.ai/v1alpha1"},
+      {"kind", "IPUJob"},
+      {"metadata", {{"name", name}}},
+      {"spec",
+       {{"jobInstances", 1}, {"ipusPerJobInstance", "4"}, {"workers", {{"template", {{"spec", podSpec}}}}}}}};
+  if (!specLines.empty()) job["spec"].update(Json::parse(specLines));
+  return job.dump();
+}
+
+// The debian-mpi image the real node imported (python3, OpenMPI, mpi4py).
+inline std::string debianMpi() {
+  return TestCluster::get().value("IPU_CLUSTER_IMAGE_DEBIAN_MPI");
+}
+
+// The operator, injecting the runtime image the real node has imported.
+class OperatorOnRealNodeTest : public OperatorTest {
+ protected:
+  bool startsOperatorInSetUp() const override { return false; }
+  void SetUp() override {
+    OperatorTest::SetUp();
+    if (HasFatalFailure()) return;
+    startOperator({"--runtime-image", TestCluster::get().value("IPU_CLUSTER_IMAGE_IPU_RUNTIME"),
+                   "--runtime-image-pull-policy", "Never"});
+  }
+
+  // The lines of `pod`'s log that mpirun tagged as rank `rank`'s (tags removed).
+  std::vector<std::string> rankLines(const std::string& pod, int rank) {
+    const auto logs = kubectl({"logs", pod, "-c", "train"});
+    EXPECT_TRUE(logs.ok()) << logs.describe();
+    return linesByRank(logs.out)[rank];
+  }
+};
+
+}  // namespace ipu::testing
