@@ -17,17 +17,16 @@ std::string seconds(std::chrono::steady_clock::duration ran) {
   return text;
 }
 
-std::string shortened(const std::string& text) {
-  if (text.size() <= kMaxCommandText) return text;
-  return text.substr(0, kMaxCommandText - 3) + "...";
-}
-
 }  // namespace
+
+std::string shortened(const std::string& text, std::size_t max) {
+  return text.size() <= max ? text : text.substr(0, max - 3) + "...";
+}
 
 std::string terminationMessage(const TerminationFacts& facts) {
   std::string message = "instance " + (facts.instance.empty() ? std::string("?") : facts.instance);
   if (!facts.worker.empty()) message += " (" + facts.worker + ")";
-  message += ": " + shortened(facts.what.empty() ? std::string("command") : facts.what);
+  message += ": " + shortened(facts.what.empty() ? std::string("command") : facts.what, kMaxCommandText);
   if (facts.status.signal != 0) {
     const char* name = sigabbrev_np(facts.status.signal);
     message += " killed by signal " + std::to_string(facts.status.signal) +
@@ -39,9 +38,7 @@ std::string terminationMessage(const TerminationFacts& facts) {
   }
   message += " after " + seconds(facts.ran);
   if (!facts.detail.empty()) message += ": " + facts.detail;
-  if (message.size() > kMaxTerminationMessage)
-    message = message.substr(0, kMaxTerminationMessage - 3) + "...";
-  return message;
+  return shortened(message, kMaxTerminationMessage);
 }
 
 void writeTerminationMessage(const std::string& path, const std::string& message) {

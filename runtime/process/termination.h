@@ -19,6 +19,9 @@ struct TerminationFacts {
   std::string detail;  // why, when the runtime knows more than the code (a peer lost, a command not found)
 };
 
+// `text` cut to at most `max` characters, ending in "..." when it was cut (max >= 3).
+std::string shortened(const std::string& text, std::size_t max);
+
 // One line for the job's status, e.g.
 //   "instance 0 (job-worker-0): python3 train.py exited with code 3 after 12.4 s"
 //   "instance 1 (job-worker-2): mpirun killed by signal 9 (SIGKILL) after 3.0 s: peer job-worker-3.job lost"

@@ -173,8 +173,7 @@ class Agent {
                                            {code, 0},
                                            ran,
                                            why.empty() ? detail : why + "; " + detail});
-    if (message.size() > process::kMaxTerminationMessage)
-      message = message.substr(0, process::kMaxTerminationMessage - 3) + "...";
+    message = process::shortened(message, process::kMaxTerminationMessage);
     say(message);
     process::writeTerminationMessage(options_.terminationLog, message);
     return code;

@@ -12,6 +12,7 @@
 #include "net/socket.h"
 #include "process/signals.h"
 #include "process/spawn.h"
+#include "process/termination.h"
 
 namespace ipu::runtime::remote {
 namespace {
@@ -37,10 +38,6 @@ Pipe makePipe() {
   return {net::Fd(fds[0]), net::Fd(fds[1])};
 }
 
-std::string shortened(const std::string& text) {
-  return text.size() <= kLoggedCommand ? text : text.substr(0, kLoggedCommand - 3) + "...";
-}
-
 class ServedCommand {
  public:
   ServedCommand(Connection& connection, const std::string& commandLine, const std::string& peer)
@@ -52,7 +49,7 @@ class ServedCommand {
   void run() {
     Pipe in = makePipe(), out = makePipe(), err = makePipe();
     process::SpawnOptions spawnOptions{in.read.get(), out.write.get(), err.write.get(), {}, true};
-    say("running for " + peer_ + ": " + shortened(commandLine_));
+    say("running for " + peer_ + ": " + process::shortened(commandLine_, kLoggedCommand));
     started_ = Clock::now();
     try {
       pid_ = process::spawn({"/bin/sh", "-c", commandLine_}, spawnOptions);
