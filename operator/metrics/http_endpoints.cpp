@@ -1,6 +1,9 @@
 #include "metrics/http_endpoints.h"
 
+#include <chrono>
 #include <exception>
+#include <future>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -103,19 +106,35 @@ class HttpEndpoints::Listener {
       const auto& uri = request.request_uri();
       const bool head = request.method() == methods::HEAD;
       http_response response = toCppRest(route(endpoints_, request.method(), uri.path(), uri.query()), !head);
-      // The reply's task fails if the client has gone; pplx raises SIGTRAP for a failed task nobody looked
-      // at, so look at it.
-      request.reply(response).then([](const pplx::task<void>& sent) {
-        try {
-          sent.get();
-        } catch (const std::exception& e) {
-          log::debug("HTTP reply not sent", {{"error", e.what()}});
-        }
-      });
+      replyAndWait(request, response);
     } catch (const std::exception& e) {
       log::error("HTTP endpoint failed", {{"error", e.what()}});
     }
   }
+
+  // close() waits only for running handlers, then stops cpprestsdk's server when it was the last listener; a
+  // reply still being written then crashes inside cpprestsdk. So a handler returns only once its reply is
+  // written (or the bound passes: a client that stops reading must not hold shutdown forever).
+  static void replyAndWait(const http_request& request, const http_response& response) {
+    auto written = std::make_shared<std::promise<void>>();
+    auto done = written->get_future();
+    // The reply's task fails if the client has gone; pplx raises SIGTRAP for a failed task nobody looked
+    // at, so look at it.
+    request.reply(response).then([written](const pplx::task<void>& sent) {
+      try {
+        sent.get();
+      } catch (const std::exception& e) {
+        log::debug("HTTP reply not sent", {{"error", e.what()}});
+      }
+      written->set_value();
+    });
+    if (done.wait_for(kReplyWriteBound) != std::future_status::ready) {
+      log::warning("HTTP reply still unwritten; the handler returns without it",
+                   {{"waitedSeconds", std::to_string(kReplyWriteBound.count())}});
+    }
+  }
+
+  static constexpr std::chrono::seconds kReplyWriteBound{10};
 
   const HostPortClaim claim_;  // first: released only after the listener is closed and destroyed
   const Endpoints endpoints_;
