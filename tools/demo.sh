@@ -51,7 +51,7 @@ fi
 vipu=127.0.0.1:$(cat "$vipu_port_file")
 echo "vipu-sim (POD64: 64 IPUs) serves the V-IPU API on $vipu" >&2
 
-"${kubectl[@]}" apply -f crds/ipujobs.graphcore.ai.yaml > /dev/null
+"${kubectl[@]}" apply -f crds/ > /dev/null
 "${kubectl[@]}" wait --for condition=established crd/ipujobs.graphcore.ai --timeout 60s > /dev/null
 runtime_flags=()
 [[ -n ${IPU_CLUSTER_IMAGE_IPU_RUNTIME:-} ]] &&

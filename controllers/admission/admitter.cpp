@@ -1,5 +1,6 @@
 #include "admission/admitter.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -38,6 +39,16 @@ Admitter::Admitter(VipuInventory& inventory, const kube::Store& jobs, QueueingSt
                    std::function<void(double)> passObserved)
     : inventory_(inventory), jobs_(jobs), strategy_(strategy), passObserved_(std::move(passObserved)) {}
 
+Admitter::Admitter(VipuInventory& inventory, const kube::Store& jobs, const kube::Store& quotas,
+                   MissingQuotaPolicy missingQuota, QueueingStrategy strategy,
+                   std::function<void(double)> passObserved)
+    : inventory_(inventory),
+      jobs_(jobs),
+      quotas_(&quotas),
+      missingQuota_(missingQuota),
+      strategy_(strategy),
+      passObserved_(std::move(passObserved)) {}
+
 const std::optional<AdmissionRequest>& Admitter::requestFor(const Json& job) {
   const Json& metadata = job["metadata"];
   const std::string uid = metadata.value("uid", "");
@@ -50,6 +61,7 @@ const std::optional<AdmissionRequest>& Admitter::requestFor(const Json& job) {
   if (!parsed) return cached.request;  // its own reconcile fails it with the reason
   AdmissionRequest request;
   request.key = kube::objectKey(job);
+  request.ns = metadata.value("namespace", "");
   request.priority = parsed->spec.priority;
   request.creationTimestamp = metadata.value("creationTimestamp", "");
   request.instances = static_cast<std::uint32_t>(parsed->spec.jobInstances);
@@ -110,6 +122,13 @@ std::string Admitter::passInputs() const {
     inputs += "|" + kube::objectKey(job) + "@" + member(member(job, "metadata"), "generation").dump() +
               (alive(job) ? "" : "!");
     for (const auto& partition : heldPartitionsOf(job)) inputs += ":" + partition.id;
+  }
+  // A quota's spec, not its status: the counts and the ledger it writes itself do not change a plan.
+  if (quotas_ != nullptr) {
+    for (const kube::ObjectPtr& quota : quotas_->list()) {
+      inputs +=
+          "|q:" + kube::objectKey(*quota) + "@" + member(member(*quota, "metadata"), "generation").dump();
+    }
   }
   return inputs;
 }
@@ -180,7 +199,48 @@ void Admitter::plan() {
     capacities.push_back({name, state.planner.get(), state.taken});
     memo_.planners.emplace(name, state.planner);
   }
-  memo_.decisions = planAdmissions(std::move(queue), std::move(capacities), reservations, strategy_);
+  memo_.decisions = quotas_ == nullptr
+                        ? planAdmissions(std::move(queue), std::move(capacities), reservations, strategy_)
+                        : planQuotaAdmissions(std::move(queue), std::move(capacities), reservations,
+                                              strategy_, quotaRules());
+}
+
+QuotaRules Admitter::quotaRules() const {
+  QuotaRules rules;
+  rules.missingQuota = missingQuota_;
+  std::vector<api::IpuQuota> quotas;
+  std::map<std::string, std::string> invalid;
+  for (const kube::ObjectPtr& object : quotas_->list()) {
+    auto quota = api::parseIpuQuota(*object);
+    if (quota) {
+      quotas.push_back(std::move(*quota));
+    } else {
+      invalid.try_emplace(
+          stringMember(member(*object, "metadata"), "namespace"),
+          "IPUQuota " + kube::objectKey(*object) + " cannot be read: " + quota.error().message);
+    }
+  }
+  rules.quotas = namespaceQuotas(quotas);
+  for (auto& [ns, problem] : invalid) rules.quotas[ns].invalid = std::move(problem);
+  // What each namespace holds: the partitions its jobs hold (status), and the admissions in flight here.
+  for (const kube::ObjectPtr& object : jobs_.list()) {
+    const auto held = heldPartitionsOf(*object);
+    if (held.empty()) continue;
+    NamespaceUsage& usage = rules.usage[stringMember(member(*object, "metadata"), "namespace")];
+    const bool active = std::all_of(held.begin(), held.end(), [](const api::PartitionRecord& partition) {
+      return partition.state == api::kPartitionActive;
+    });
+    for (const auto& partition : held) (active ? usage.runningIpus : usage.reservedIpus) += partition.size;
+    ++usage.admittedJobs;
+  }
+  for (const auto& [key, admission] : inFlight_) {
+    NamespaceUsage& usage = rules.usage[key.substr(0, key.find('/'))];
+    std::uint64_t ipus = 0;
+    for (const auto& placement : admission.decision.placements) ipus += placement.block.size;
+    usage.reservedIpus += ipus;
+    ++usage.admittedJobs;
+  }
+  return rules;
 }
 
 Result<std::optional<Admission>> Admitter::decisionFor(const std::string& key, const kube::ObjectPtr& self) {

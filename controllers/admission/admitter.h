@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "admission/admission_plan.h"
+#include "admission/quota_plan.h"
 #include "admission/vipu_controllers.h"
 #include "admission/vipu_inventory.h"
 #include "common/result.h"
@@ -48,6 +49,12 @@ class Admitter {
   // `passObserved`: called with each pass's duration in seconds (for metrics); may be empty.
   Admitter(VipuInventory& inventory, const kube::Store& jobs,
            QueueingStrategy strategy = QueueingStrategy::kBestEffortFifo,
+           std::function<void(double)> passObserved = {});
+  // With IPUQuotas: each pass plans with planQuotaAdmissions (quota caps, fair order across namespaces).
+  // The plan reads the caches; QuotaLedger::claim enforces the caps at the API server before an admission
+  // is recorded.
+  Admitter(VipuInventory& inventory, const kube::Store& jobs, const kube::Store& quotas,
+           MissingQuotaPolicy missingQuota, QueueingStrategy strategy = QueueingStrategy::kBestEffortFifo,
            std::function<void(double)> passObserved = {});
 
   // The job's decision ("ns/name"); nullopt when the cache no longer shows the job waiting (another pass
@@ -96,11 +103,14 @@ class Admitter {
   // Under passMutex_.
   std::string passInputs() const;
   Result<ControllerState> stateOf(const std::string& controller) const;
+  QuotaRules quotaRules() const;
   void plan();
   Result<std::optional<Admission>> decisionFor(const std::string& key, const kube::ObjectPtr& self);
 
   VipuInventory& inventory_;
   const kube::Store& jobs_;
+  const kube::Store* quotas_ = nullptr;  // nullptr: no quotas (planAdmissions)
+  MissingQuotaPolicy missingQuota_ = MissingQuotaPolicy::kUnlimited;
   QueueingStrategy strategy_;
   std::function<void(double)> passObserved_;
   mutable std::mutex passMutex_;

@@ -36,6 +36,11 @@ std::optional<AdmissionDecision> neverUnderQuota(const AdmissionRequest& request
                        " has no IPUQuota and the operator admits jobs only in namespaces that have one "
                        "(missing-quota policy deny); a cluster admin may create one");
   }
+  if (!quota->invalid.empty()) {
+    return waiting(kReasonQuotaExceeded, quota->invalid +
+                                             "; no job of the namespace is admitted until a cluster admin "
+                                             "fixes it");
+  }
   if (quota->maxPriority && request.priority > *quota->maxPriority) {
     return waiting(kReasonPriorityNotAllowed,
                    "priority " + std::to_string(request.priority) + " is above " +
@@ -231,34 +236,6 @@ std::map<std::string, AdmissionDecision> planQuotaAdmissions(std::vector<Admissi
     }
   }
   return decisions;
-}
-
-std::map<std::string, api::IpuQuotaStatus> quotaStatuses(
-    const std::vector<AdmissionRequest>& queue, const QuotaRules& rules,
-    const std::map<std::string, AdmissionDecision>& decisions) {
-  std::map<std::string, api::IpuQuotaStatus> statuses;
-  for (const auto& [ns, quota] : rules.quotas) {
-    api::IpuQuotaStatus& status = statuses[ns];
-    if (const auto usage = rules.usage.find(ns); usage != rules.usage.end()) {
-      status.usedIpus = static_cast<std::int64_t>(usage->second.runningIpus);
-      status.reservedIpus = static_cast<std::int64_t>(usage->second.reservedIpus);
-      status.admittedJobs = static_cast<std::int64_t>(usage->second.admittedJobs);
-    }
-  }
-  for (const AdmissionRequest& request : queue) {
-    const auto status = statuses.find(request.ns);
-    const auto decision = decisions.find(request.key);
-    if (status == statuses.end() || decision == decisions.end()) continue;
-    const auto ipus = static_cast<std::int64_t>(request.ipus());
-    if (decision->second.kind == Kind::kAdmit) {
-      status->second.reservedIpus += ipus;
-      ++status->second.admittedJobs;
-    } else if (decision->second.kind == Kind::kWait) {
-      status->second.pendingIpus += ipus;
-      ++status->second.waitingJobs;
-    }
-  }
-  return statuses;
 }
 
 }  // namespace ipu::controllers

@@ -31,6 +31,9 @@ struct NamespaceQuota {
   std::string maxJobsFrom;
   std::optional<std::int64_t> maxPriority;
   std::string maxPriorityFrom;
+  // Why an IPUQuota of the namespace cannot be read (""): none of its jobs is admitted until it is fixed, as
+  // guessing a cap could let the namespace past the one the admin meant.
+  std::string invalid;
 };
 
 // The IPUQuotas of the cluster by namespace (several in one namespace: tightest field wins; equal values:
@@ -57,6 +60,7 @@ inline constexpr const char* kReasonPriorityNotAllowed = "PriorityNotAllowed";
 //
 // 1. Requests that no admission can help while the quota stays as it is wait at once, with position 0 (not
 //    in line), holding back no one, in this order of checks:
+//      - an IPUQuota of the namespace that cannot be read: QuotaExceeded, naming it and why;
 //      - namespace without an IPUQuota under MissingQuotaPolicy::kDeny: QuotaExceeded;
 //      - spec.priority above the namespace's maxPriority: PriorityNotAllowed (the message names the cap);
 //      - a gang larger than maxIPUs, or maxJobs 0: QuotaExceeded, "can never run under the current quota"
@@ -87,13 +91,5 @@ std::map<std::string, AdmissionDecision> planQuotaAdmissions(std::vector<Admissi
                                                              const std::vector<Reservation>& reservations,
                                                              QueueingStrategy strategy,
                                                              const QuotaRules& rules);
-
-// Status of each namespace's IPUQuota(s) after a plan: usedIPUs = running; reservedIPUs = reserved + admitted
-// by the plan; admittedJobs = admitted before + by the plan; pendingIPUs / waitingJobs = the IPUs / count of
-// requests the plan left waiting (kWait, whatever the reason; Unschedulable ones are failed, not waiting).
-// Only namespaces with a quota; observedGeneration is left to the caller.
-std::map<std::string, api::IpuQuotaStatus> quotaStatuses(
-    const std::vector<AdmissionRequest>& queue, const QuotaRules& rules,
-    const std::map<std::string, AdmissionDecision>& decisions);
 
 }  // namespace ipu::controllers

@@ -18,6 +18,11 @@ std::set<std::string> heldIds(const kube::ObjectPtr& job) {
   return ids;
 }
 
+ReconcilerOptions withLedger(ReconcilerOptions options, QuotaLedger& ledger) {
+  options.quotaLedger = &ledger;
+  return options;
+}
+
 }  // namespace
 
 std::vector<std::string> waitingJobsToWake(const kube::Store& jobs, const kube::ObjectPtr& old,
@@ -33,15 +38,32 @@ std::vector<std::string> waitingJobsToWake(const kube::Store& jobs, const kube::
   return keys;
 }
 
+std::vector<std::string> waitingJobsToWakeForQuota(const kube::Store& jobs, const kube::ObjectPtr& old,
+                                                   const kube::ObjectPtr& current) {
+  std::vector<std::string> keys;
+  const auto generation = [](const kube::ObjectPtr& quota) {
+    return quota ? member(member(*quota, "metadata"), "generation") : Json();
+  };
+  if (old && current && generation(old) == generation(current)) return keys;
+  const std::string ns = stringMember(member(current ? *current : *old, "metadata"), "namespace");
+  for (const kube::ObjectPtr& job : jobs.listNamespace(ns)) {
+    if (waitsForAdmission(*job)) keys.push_back(kube::objectKey(*job));
+  }
+  return keys;
+}
+
 IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu, kube::EventRecorder& events,
                                    IpuJobControllerConfig config)
     : jobs_(manager.informer(ipuJobResource())),
       // Only pods with the job label are cached (the operator's own); they map to jobs by ownerReference.
       pods_(manager.informer(kube::ResourceRef::pods(), kube::WatcherConfig{.labelSelector = kJobNameLabel})),
+      quotas_(manager.informer(ipuQuotaResource())),
       inventory_(vipu),
-      admitter_(inventory_, jobs_.store(), config.queueingStrategy, std::move(config.admissionPassObserved)),
+      ledger_(manager.client(), quotas_.store(), jobs_.store()),
+      admitter_(inventory_, jobs_.store(), quotas_.store(), config.missingQuota, config.queueingStrategy,
+                std::move(config.admissionPassObserved)),
       reconciler_(manager.client(), pods_.store(), inventory_, admitter_, events, manager.clock(),
-                  std::move(config.reconciler)) {
+                  withLedger(std::move(config.reconciler), ledger_)) {
   const kube::Store& jobs = jobs_.store();
   controller_ =
       &manager.controller("ipujob")
@@ -50,6 +72,10 @@ IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu
            .watches(ipuJobResource(),
                     [&jobs](const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
                       return waitingJobsToWake(jobs, old, current);
+                    })
+           .watches(ipuQuotaResource(),
+                    [&jobs](const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
+                      return waitingJobsToWakeForQuota(jobs, old, current);
                     })
            .withOptions({.workers = config.workers, .observer = std::move(config.reconcileObserved)})
            .complete(reconciler_);

@@ -9,6 +9,7 @@
 #include "ctrl/manager.h"
 #include "ipujob/ipujob_reconciler.h"
 #include "kube/event_recorder.h"
+#include "quota/quota_ledger.h"
 
 namespace ipu::controllers {
 
@@ -18,6 +19,8 @@ struct IpuJobControllerConfig {
   // are seen after at most this long; its own are seen at once).
   Clock::Duration inventoryPoll = std::chrono::seconds(5);
   QueueingStrategy queueingStrategy = QueueingStrategy::kBestEffortFifo;
+  // Jobs in namespaces without an IPUQuota: admitted against capacity alone, or not at all.
+  MissingQuotaPolicy missingQuota = MissingQuotaPolicy::kUnlimited;
   int workers = 2;
   ctrl::ReconcileObserver reconcileObserved;          // metrics; may be empty
   std::function<void(double)> admissionPassObserved;  // seconds per admission pass; may be empty
@@ -29,6 +32,7 @@ struct IpuJobControllerConfig {
 //   Owns     worker pods (by their controller ownerReference);
 //   Watches  IPUJobs again: when a job takes or gives back IPUs (its held partitions change) or leaves the
 //            queue, every waiting job is queued, to be admitted or to learn its new position;
+//   Watches  IPUQuotas: a quota created, deleted or whose spec changed queues its namespace's waiting jobs;
 //   warm-up  the orphan sweep on every V-IPU controller, after the caches synced and before any reconcile
 //            (partitions a killed process created that no IPUJob records), then a first read of the V-IPU
 //            inventory admission plans from;
@@ -48,7 +52,9 @@ class IpuJobController {
  private:
   kube::Informer& jobs_;
   kube::Informer& pods_;
+  kube::Informer& quotas_;
   VipuInventory inventory_;
+  QuotaLedger ledger_;
   Admitter admitter_;
   IpuJobReconciler reconciler_;
   ctrl::Controller* controller_ = nullptr;
@@ -58,5 +64,10 @@ class IpuJobController {
 // them when the change gave back or took IPUs or removed a job from the queue, none otherwise.
 std::vector<std::string> waitingJobsToWake(const kube::Store& jobs, const kube::ObjectPtr& old,
                                            const kube::ObjectPtr& current);
+
+// The waiting jobs to queue after a change of one IPUQuota: its namespace's, when the quota was created or
+// deleted or its spec changed (not for its own status writes).
+std::vector<std::string> waitingJobsToWakeForQuota(const kube::Store& jobs, const kube::ObjectPtr& old,
+                                                   const kube::ObjectPtr& current);
 
 }  // namespace ipu::controllers

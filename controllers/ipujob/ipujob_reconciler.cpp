@@ -65,6 +65,8 @@ ctrl::Retry IpuJobReconciler::onError(const kube::ObjectPtr& job, const Error& e
 Result<Action> IpuJobReconciler::cleanup(const Json& job) {
   JobPass pass(job, clock_.wallNow());
   if (auto released = partitions_.release(pass); !released) return released.error();
+  // The quota ledger entry stays until the job is gone: the IPUQuota controller removes it then, so the
+  // ledger never counts less than the jobs the API server still shows holding IPUs.
   log::info("released the partitions of a deleted IPUJob", {{"job", pass.key}});
   return Action::awaitChange();
 }
@@ -126,6 +128,7 @@ Result<Action> IpuJobReconciler::finished(JobPass& pass) {
     failpoint("ipujob/before-release");
     if (auto released = partitions_.release(pass); !released) return released.error();
   }
+  if (Status released = releaseQuota(pass); !released) return released.error();
   const auto spec = api::parseIpuJobSpec(member(pass.object, "spec"));
   const auto doomed = podsToRemoveAtEnd(pods_.listOwnedBy(stringMember(pass.object["metadata"], "uid")),
                                         spec ? spec->cleanPodPolicy : api::CleanPodPolicy::kNone,
@@ -159,6 +162,7 @@ Result<Action> IpuJobReconciler::removeAfterTtl(JobPass& pass) {
 Result<Action> IpuJobReconciler::suspend(JobPass& pass, const api::IpuJob& job) {
   if (auto removed = workers_.remove(pods_.listOwnedBy(job.identity.uid)); !removed) return removed.error();
   if (auto released = partitions_.release(pass); !released) return released.error();
+  if (Status released = releaseQuota(pass); !released) return released.error();
   pass.setPhase(kPhaseSuspended, "Suspended", "The job is suspended");
   pass.status.partitions.clear();
   pass.status.currentReplicas = 0;
@@ -176,23 +180,53 @@ Result<Action> IpuJobReconciler::admit(JobPass& pass, const api::IpuJob& job) {
   if (!*decided) return Action::requeue(std::chrono::seconds(1));  // the cache is behind; its event follows
   const AdmissionDecision& decision = (*decided)->decision;
   switch (decision.kind) {
-    case AdmissionDecision::Kind::kAdmit:
+    case AdmissionDecision::Kind::kAdmit: {
+      auto claimed = claimQuota(job);
+      if (!claimed || *claimed) admitter_.forget(pass.key);  // nothing is promised
+      if (!claimed) return claimed.error();
+      if (*claimed) {
+        // The quota at the API server is tighter than the caches showed (another writer took the room).
+        return waitInQueue(pass, job,
+                           {AdmissionDecision::Kind::kWait, {}, {}, 0, kReasonQuotaExceeded, **claimed});
+      }
       recordAdmission(pass, job, **decided);
       return Action::awaitChange();  // the status write's own event starts the next step
+    }
     case AdmissionDecision::Kind::kNeverFits:
       pass.setPhase(kPhaseFailed, "Unschedulable", decision.message);
       return Action::awaitChange();
     case AdmissionDecision::Kind::kWait:
       break;
   }
-  const std::string position = "position " + std::to_string(decision.position) + " in the queue";
+  return waitInQueue(pass, job, decision);
+}
+
+Action IpuJobReconciler::waitInQueue(JobPass& pass, const api::IpuJob& job,
+                                     const AdmissionDecision& decision) {
+  // Position 0: not in line (only an admin's change of the quota, or the job's own, can let it run).
+  const std::string where =
+      decision.position > 0 ? " (position " + std::to_string(decision.position) + " in the queue)" : "";
   pass.setPhase(kPhaseQueued, decision.reason,
-                decision.reason == "InsufficientCapacity"
-                    ? "Waiting for capacity (" + position + "): " + decision.message
-                    : "Waiting (" + position + "): " + decision.message);
-  pass.status.queuePosition = decision.position;
+                (decision.reason == "InsufficientCapacity" ? "Waiting for capacity" : "Waiting") + where +
+                    ": " + decision.message);
+  if (decision.position > 0) pass.status.queuePosition = decision.position;
   pass.status.desiredReplicas = job.spec.workerCount();
   return Action::requeue(options_.queuedRetry);
+}
+
+Result<std::optional<std::string>> IpuJobReconciler::claimQuota(const api::IpuJob& job) {
+  if (options_.quotaLedger == nullptr) return std::optional<std::string>();
+  return options_.quotaLedger->claim({job.identity.ns, job.identity.name, job.identity.uid,
+                                      std::int64_t{job.spec.jobInstances} * job.spec.ipusPerJobInstance});
+}
+
+Status IpuJobReconciler::releaseQuota(const JobPass& pass) {
+  // Only once the status as stored shows nothing held (this pass's release is written at its end; the next
+  // pass removes the entry): the ledger never counts less than what the API server shows held.
+  if (options_.quotaLedger == nullptr || !pass.observed.heldPartitions().empty()) return {};
+  const Json& metadata = pass.object["metadata"];
+  return options_.quotaLedger->release(stringMember(metadata, "namespace"), stringMember(metadata, "name"),
+                                       stringMember(metadata, "uid"));
 }
 
 void IpuJobReconciler::recordAdmission(JobPass& pass, const api::IpuJob& job, const Admission& admission) {

@@ -19,6 +19,7 @@
 #include "kube/resource.h"
 #include "kube/rest_client.h"
 #include "kube/store.h"
+#include "quota/quota_ledger.h"
 
 namespace ipu::controllers {
 
@@ -44,6 +45,8 @@ struct ReconcilerOptions {
   Clock::Duration activationPoll = std::chrono::milliseconds(500);   // poll a PS_PENDING partition
   Clock::Duration podDeletionPoll = std::chrono::milliseconds(500);  // wait for replaced pods to go
   ReconcilerHooks hooks;
+  // Where admissions claim their namespace's IPUQuota before they are recorded; nullptr: no quotas.
+  QuotaLedger* quotaLedger = nullptr;
 };
 
 using ctrl::Action;
@@ -85,6 +88,13 @@ class IpuJobReconciler final : public ctrl::Reconciler {
   Result<Action> suspend(JobPass& pass, const api::IpuJob& job);
   Result<Action> admit(JobPass& pass, const api::IpuJob& job);
   void recordAdmission(JobPass& pass, const api::IpuJob& job, const Admission& admission);
+  // Claims the namespace's quota for an admitted job: nullopt when claimed (or no quota applies), else why it
+  // waits.
+  Result<std::optional<std::string>> claimQuota(const api::IpuJob& job);
+  // The job holds no IPUs any more and cannot be admitted as it is (finished, suspended): its quota ledger
+  // entry goes, once its stored status shows nothing held.
+  Status releaseQuota(const JobPass& pass);
+  Action waitInQueue(JobPass& pass, const api::IpuJob& job, const AdmissionDecision& decision);
   Result<Action> run(JobPass& pass, const api::IpuJob& job);
   Result<Action> runWorkers(JobPass& pass, const api::IpuJob& job, const PartitionsState& partitions,
                             std::optional<Clock::Duration> deadlineIn);

@@ -58,6 +58,28 @@ Result<IpuQuotaSpec> parseIpuQuotaSpec(const Json& spec) {
   return out;
 }
 
+Result<std::map<std::string, LedgerEntry>> parseLedger(const Json& status) {
+  std::map<std::string, LedgerEntry> ledger;
+  if (!status.is_object()) return ledger;
+  const auto admissions = status.find(kLedgerField);
+  if (admissions == status.end() || admissions->is_null()) return ledger;
+  const std::string path = std::string("status.") + kLedgerField;
+  if (!admissions->is_object())
+    return makeError(ErrorCode::kInvalidArgument, path + ": must be a map of jobs");
+  for (const auto& [job, entry] : admissions->items()) {
+    const auto uid = entry.is_object() ? entry.find("uid") : entry.end();
+    const auto ipus = entry.is_object() ? entry.find("ipus") : entry.end();
+    if (uid == entry.end() || !uid->is_string() || ipus == entry.end() || !ipus->is_number_integer() ||
+        ipus->get<std::int64_t>() < 0) {
+      return makeError(
+          ErrorCode::kInvalidArgument,
+          path + "." + job + ": must be {uid: <job uid>, ipus: <0 or more>}, not " + entry.dump());
+    }
+    ledger[job] = {uid->get<std::string>(), ipus->get<std::int64_t>()};
+  }
+  return ledger;
+}
+
 Result<IpuQuota> parseIpuQuota(const Json& object) {
   if (!object.is_object() || object.value("kind", "") != kQuotaKind) {
     return makeError(ErrorCode::kInvalidArgument, "not an IPUQuota");
@@ -66,9 +88,13 @@ Result<IpuQuota> parseIpuQuota(const Json& object) {
   IpuQuota quota;
   quota.identity = {metadata.value("namespace", ""), metadata.value("name", ""), metadata.value("uid", "")};
   quota.generation = metadata.value("generation", std::int64_t{0});
+  quota.resourceVersion = metadata.value("resourceVersion", "");
   auto spec = parseIpuQuotaSpec(object.value("spec", Json()));
   if (!spec) return spec.error();
   quota.spec = std::move(*spec);
+  auto ledger = parseLedger(object.value("status", Json()));
+  if (!ledger) return ledger.error();
+  quota.admissions = std::move(*ledger);
   return quota;
 }
 

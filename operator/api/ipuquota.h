@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -61,10 +62,27 @@ struct IpuQuotaStatus {
   bool operator==(const IpuQuotaStatus&) const = default;
 };
 
+// One job admitted under an IPUQuota: an entry of the quota's ledger, status.admissions, keyed by job name.
+// The ledger is what makes the cap hold with several writers (two operator replicas, a killed leader and its
+// successor): a job is added to it before its admission is recorded, by a write conditional on the
+// resourceVersion the cap was checked against, so two writers can never both admit past the limit. The
+// entry goes when the job holds no IPUs any more.
+struct LedgerEntry {
+  std::string uid;
+  std::int64_t ipus = 0;
+
+  bool operator==(const LedgerEntry&) const = default;
+};
+
+// status.admissions: the field admins see in `kubectl get ipuquota -o yaml`.
+inline constexpr const char* kLedgerField = "admissions";
+
 struct IpuQuota {
   ObjectIdentity identity;
   std::int64_t generation = 0;
+  std::string resourceVersion;
   IpuQuotaSpec spec;
+  std::map<std::string, LedgerEntry> admissions;  // by job name
 };
 
 // Reads and checks an IPUQuota as the API server returns it. The CRD's schema refuses bad input at
@@ -72,6 +90,10 @@ struct IpuQuota {
 // message. Errors are InvalidArgument naming the field ("spec.maxIPUs: ...").
 Result<IpuQuota> parseIpuQuota(const Json& object);
 Result<IpuQuotaSpec> parseIpuQuotaSpec(const Json& spec);
+
+// status.admissions as the API server returns it. Malformed entries are an InvalidArgument error naming the
+// entry: the ledger is only ever written by the operator, so a broken one is a fault to report, not to guess.
+Result<std::map<std::string, LedgerEntry>> parseLedger(const Json& status);
 
 // status as JSON: every field present (a zero is a fact worth printing), observedGeneration when known.
 Json toJson(const IpuQuotaStatus& status);

@@ -16,6 +16,7 @@
 #include "kube/cpprest_transport.h"
 #include "kube/event_recorder.h"
 #include "kube/rest_client.h"
+#include "quota/quota_controller.h"
 #include "vipu/vipu_client.h"
 
 namespace {
@@ -129,20 +130,23 @@ int main(int argc, char** argv) {
       manager, vipuControllers, events,
       {.reconciler = reconcilerOptions,
        .queueingStrategy = flags->queueingStrategy,
+       .missingQuota = flags->missingQuota,
        .workers = flags->workers,
        .reconcileObserved = [&telemetry](bool ok, double seconds) { telemetry.reconciled(ok, seconds); },
        .admissionPassObserved = [&telemetry](double seconds) { telemetry.admissionPass(seconds); }});
-  // While leading, the metrics count the caches' jobs and /readyz waits for their sync.
-  manager.observeLeading([&telemetry, &jobs = *ipuJobs](bool leading) {
+  auto ipuQuotas = controllers::IpuQuotaController::setup(manager, events);
+  // While leading, the metrics count the caches' jobs and quotas and /readyz waits for their sync.
+  manager.observeLeading([&telemetry, &jobs = *ipuJobs, &quotas = *ipuQuotas](bool leading) {
     telemetry.setLeading(leading);
     if (!leading) return telemetry.detach();
-    telemetry.attach({&jobs.jobs(), [&jobs] { return jobs.controller().queue().len(); },
+    telemetry.attach({&jobs.jobs(), &quotas.quotas(), [&jobs] { return jobs.controller().queue().len(); },
                       [&jobs] { return jobs.synced(); }});
   });
 
   log::info("ipu-operator starting",
             {{"apiServer", config->server},
-             {"queueingStrategy", controllers::queueingStrategyName(flags->queueingStrategy)}});
+             {"queueingStrategy", controllers::queueingStrategyName(flags->queueingStrategy)},
+             {"missingQuota", controllers::missingQuotaPolicyName(flags->missingQuota)}});
   if (auto ran = manager.run(stop.get_token()); !ran) return fail(ran.error().message);
   return 0;
 }

@@ -22,6 +22,7 @@ struct RawFlags {
   OperatorFlags flags;
   std::vector<std::string> vipuControllers;
   std::string queueingStrategy = "BestEffortFIFO";
+  std::string missingQuota = "unlimited";
   std::string metricsBindAddress = ":8080";
   std::string healthProbeBindAddress = ":8081";
 };
@@ -41,6 +42,11 @@ void defineFlags(cli::Flags& set, RawFlags& raw) {
                 "BestEffortFIFO (a job that fits runs even if an earlier one waits) or StrictFIFO (no "
                 "overtaking)",
                 "STRATEGY");
+  set.addString(
+      "missing-quota", &raw.missingQuota,
+      "jobs in namespaces without an IPUQuota: unlimited (admitted against free IPUs alone) or deny "
+      "(not admitted until a cluster admin gives the namespace a quota)",
+      "POLICY");
   set.addString(
       "partition-id-prefix", &f.partitionIdPrefix,
       "starts the id of every V-IPU partition this operator makes; give each cluster sharing a V-IPU "
@@ -113,6 +119,10 @@ Status checkValues(RawFlags& raw, const std::vector<std::string>& controllers) {
     return makeError(
         ErrorCode::kInvalidArgument,
         "--queueing-strategy: expected BestEffortFIFO or StrictFIFO, not \"" + raw.queueingStrategy + "\"");
+  }
+  if (!controllers::parseMissingQuotaPolicy(raw.missingQuota, flags.missingQuota)) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "--missing-quota: expected unlimited or deny, not \"" + raw.missingQuota + "\"");
   }
   const std::string& policy = flags.runtimeImagePullPolicy;
   if (policy != "Always" && policy != "IfNotPresent" && policy != "Never") {

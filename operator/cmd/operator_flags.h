@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "admission/admission_plan.h"
+#include "admission/quota_plan.h"
 #include "common/result.h"
 #include "metrics/bind_address.h"
 
@@ -23,6 +24,7 @@ struct OperatorFlags {
   std::string kubeconfig;                     // empty: $KUBECONFIG, then in-cluster, then ~/.kube/config
   std::vector<VipuEndpoint> vipuControllers;  // at least one; names unique
   controllers::QueueingStrategy queueingStrategy = controllers::QueueingStrategy::kBestEffortFifo;
+  controllers::MissingQuotaPolicy missingQuota = controllers::MissingQuotaPolicy::kUnlimited;
   std::string partitionIdPrefix = "k8s";
   int workers = 2;
   double qps = 50;

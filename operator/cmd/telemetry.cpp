@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "admission/admitter.h"
+#include "common/json_access.h"
 #include "ipujob/job_status.h"
 
 namespace ipu::cmd {
@@ -99,6 +100,7 @@ Telemetry::Telemetry()
     if (sources_.queueLength) samples.push_back({{}, static_cast<double>(sources_.queueLength())});
     return samples;
   });
+  addQuotaGauges();
   exposition_.add(registry_);
   exposition_.add(scrapeGauges_);
 
@@ -109,6 +111,36 @@ Telemetry::Telemetry()
     if (!sources_.synced || sources_.synced()) return {};
     return makeError(ErrorCode::kUnavailable, "the IPUJob and pod caches have not synced yet");
   });
+}
+
+void Telemetry::addQuotaGauges() {
+  // Per IPUQuota, as its spec and status say (the status the quota controller keeps): what an admin alerts
+  // on.
+  const auto perQuota = [this](const char* field, bool fromSpec) {
+    return [this, field, fromSpec] {
+      metrics::GaugeSamples samples;
+      std::lock_guard lock(mutex_);
+      if (sources_.quotas == nullptr) return samples;
+      for (const auto& quota : sources_.quotas->list()) {
+        const Json& value = member(member(*quota, fromSpec ? "spec" : "status"), field);
+        if (!value.is_number()) continue;
+        const Json& metadata = member(*quota, "metadata");
+        samples.push_back(
+            {{stringMember(metadata, "namespace"), stringMember(metadata, "name")}, value.get<double>()});
+      }
+      return samples;
+    };
+  };
+  scrapeGauges_.add("ipu_operator_quota_limit_ipus", "IPUQuota maxIPUs, by namespace and quota.",
+                    {"namespace", "quota"}, perQuota("maxIPUs", true));
+  scrapeGauges_.add("ipu_operator_quota_used_ipus", "IPUs held by a namespace's running jobs, per IPUQuota.",
+                    {"namespace", "quota"}, perQuota("usedIPUs", false));
+  scrapeGauges_.add("ipu_operator_quota_reserved_ipus",
+                    "IPUs held by a namespace's admitted jobs not running yet, per IPUQuota.",
+                    {"namespace", "quota"}, perQuota("reservedIPUs", false));
+  scrapeGauges_.add("ipu_operator_quota_pending_ipus",
+                    "IPUs asked by a namespace's waiting jobs, per IPUQuota.", {"namespace", "quota"},
+                    perQuota("pendingIPUs", false));
 }
 
 Status Telemetry::serve(const metrics::BindAddress& metricsAddress,

@@ -35,6 +35,7 @@ class Telemetry {
   // While leading: what the per-scrape gauges count and what /readyz waits for.
   struct Sources {
     const kube::Store* jobs = nullptr;
+    const kube::Store* quotas = nullptr;
     std::function<std::size_t()> queueLength;
     std::function<bool()> synced;
   };
@@ -56,6 +57,8 @@ class Telemetry {
   metrics::Exposition exposition_;
   metrics::HealthChecks healthz_{"healthz"};
   metrics::HealthChecks readyz_{"readyz"};
+  void addQuotaGauges();
+
   prometheus::Family<prometheus::Counter>& reconciles_;
   prometheus::Histogram& reconcileDuration_;
   prometheus::Histogram& timeToAdmit_;

@@ -65,16 +65,17 @@ std::vector<std::string> TestCluster::kubectlCommand(const std::vector<std::stri
   return argv;
 }
 
-void TestCluster::installIpuJobCrd() const {
-  auto applied = kubectl({"apply", "-f", IPU_SOURCE_DIR "/crds/ipujobs.graphcore.ai.yaml"});
-  if (!applied.ok()) throw std::runtime_error("kubectl apply of the IPUJob CRD: " + applied.describe());
-  auto established =
-      kubectl({"wait", "--for", "condition=established", "crd/ipujobs.graphcore.ai", "--timeout", "60s"});
-  if (!established.ok())
-    throw std::runtime_error("the IPUJob CRD was not established: " + established.describe());
-  // Established can precede discovery of the new resource by a moment.
-  if (!eventually([&] { return kubectl({"get", "ipujobs", "-A"}).ok(); }, std::chrono::seconds(30))) {
-    throw std::runtime_error("ipujobs are not served 30 s after the CRD was established");
+void TestCluster::installCrds() const {
+  auto applied = kubectl({"apply", "-f", IPU_SOURCE_DIR "/crds/"});
+  if (!applied.ok()) throw std::runtime_error("kubectl apply of the CRDs in crds/: " + applied.describe());
+  for (const std::string resource : {"ipujobs", "ipuquotas"}) {
+    const std::string crd = "crd/" + resource + ".graphcore.ai";
+    auto established = kubectl({"wait", "--for", "condition=established", crd, "--timeout", "60s"});
+    if (!established.ok()) throw std::runtime_error(crd + " was not established: " + established.describe());
+    // Established can precede discovery of the new resource by a moment.
+    if (!eventually([&] { return kubectl({"get", resource, "-A"}).ok(); }, std::chrono::seconds(30))) {
+      throw std::runtime_error(resource + " are not served 30 s after their CRD was established");
+    }
   }
 }
 

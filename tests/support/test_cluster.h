@@ -29,8 +29,8 @@ class TestCluster {
   // Compacts etcd's history up to its current revision: watches from older resourceVersions then get
   // 410 Gone (for resources the API server does not cache, such as podtemplates in this cluster).
   void compactEtcd() const;
-  // Installs (or updates) the IPUJob CRD from crds/ and waits until it is served. Idempotent.
-  void installIpuJobCrd() const;
+  // Installs (or updates) the CRDs in crds/ (IPUJob, IPUQuota) and waits until they are served. Idempotent.
+  void installCrds() const;
   // etcdctl against this cluster's etcd.
   RunResult etcdctl(const std::vector<std::string>& args) const;
   // tools/cluster.sh <command> <component> for this cluster (stop, start, restart); fails the caller on

@@ -76,7 +76,7 @@ double percentile(std::vector<double> values, double p) {
 
 int main(int argc, char** argv) try {
   const auto& cluster = ipu::testing::TestCluster::get();
-  cluster.installIpuJobCrd();
+  cluster.installCrds();
   auto config = ipu::kube::loadKubeconfig(cluster.kubeconfig());
   check(config.ok(), "kubeconfig");
   std::shared_ptr<ipu::kube::Transport> transport = std::move(*ipu::kube::CppRestTransport::create(*config));

@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 
 class IpuJobCrdTest : public ClusterTest {
  protected:
-  static void SetUpTestSuite() { TestCluster::get().installIpuJobCrd(); }
+  static void SetUpTestSuite() { TestCluster::get().installCrds(); }
 
   // A valid job with `spec` lines added (YAML, two-space indented under spec).
   static std::string job(

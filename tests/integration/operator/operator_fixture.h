@@ -91,7 +91,7 @@ inline std::string manifestExitingWith(int exitCode, const std::string& specLine
 
 class OperatorTest : public ClusterTest {
  protected:
-  static void SetUpTestSuite() { TestCluster::get().installIpuJobCrd(); }
+  static void SetUpTestSuite() { TestCluster::get().installCrds(); }
 
   void SetUp() override {
     ClusterTest::SetUp();
@@ -130,6 +130,13 @@ class OperatorTest : public ClusterTest {
   // failpoint (common/failpoint.h) that SIGKILLs the process when reached; such runs skip leader election,
   // so that the successor need not wait out a lease.
   void startOperator(const std::vector<std::string>& extraArgs = {}, const std::string& crashAt = "") {
+    operatorLog_ += operator_ ? operator_->stderrText() : "";
+    operator_ = std::make_unique<BackgroundProcess>(operatorArgv(extraArgs, crashAt));
+  }
+
+  // The command line startOperator() runs (for tests that run several replicas).
+  std::vector<std::string> operatorArgv(const std::vector<std::string>& extraArgs = {},
+                                        const std::string& crashAt = "") const {
     std::vector<std::string> argv;
     if (!crashAt.empty()) argv = {"/usr/bin/env", "IPU_OPERATOR_CRASH_AT=" + crashAt};
     for (const std::string& arg :
@@ -147,8 +154,7 @@ class OperatorTest : public ClusterTest {
       argv.push_back("--leader-elect=false");
     }
     argv.insert(argv.end(), extraArgs.begin(), extraArgs.end());
-    operatorLog_ += operator_ ? operator_->stderrText() : "";
-    operator_ = std::make_unique<BackgroundProcess>(argv);
+    return argv;
   }
 
   static bool hasFlag(const std::vector<std::string>& args, const std::string& flag) {

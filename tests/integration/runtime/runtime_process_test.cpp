@@ -132,6 +132,11 @@ class AgentTest : public ::testing::Test {
     waitUntilListening();
   }
 
+  void TearDown() override {
+    agent.reset();  // first: it may still write its termination log while it stops
+    unlink(terminationLog.c_str());
+  }
+
   std::vector<std::string> agentEnv() const {
     return {secret.environment(), "IPU_RUNTIME_AGENT_PORT=" + std::to_string(port),
             "IPU_RUNTIME_TERMINATION_LOG=" + terminationLog};

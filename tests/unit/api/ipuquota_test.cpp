@@ -75,6 +75,33 @@ TEST(IpuQuotaTest, MalformedSpecsGiveMessagesNamingTheField) {
   }
 }
 
+TEST(IpuQuotaTest, TheLedgerIsReadFromStatus) {
+  Json object = quotaObject(R"({"maxIPUs": 64})");
+  object["metadata"]["resourceVersion"] = "42";
+  object["status"] = Json::parse(R"({"usedIPUs": 8, "admissions": {"bert": {"uid": "u-b", "ipus": 8}}})");
+  auto quota = parseIpuQuota(object);
+  ASSERT_TRUE(quota.ok()) << quota.error().toString();
+  EXPECT_EQ(quota->resourceVersion, "42");
+  ASSERT_EQ(quota->admissions.size(), 1u);
+  EXPECT_EQ(quota->admissions.at("bert"), (LedgerEntry{"u-b", 8}));
+  EXPECT_TRUE(parseLedger(Json::parse(R"({"admissions": null})"))->empty());
+}
+
+TEST(IpuQuotaTest, AMalformedLedgerIsAnErrorNamingTheEntry) {
+  for (const char* ledger :
+       {R"({"admissions": []})", R"({"admissions": {"j": {"uid": "u"}}})",
+        R"({"admissions": {"j": {"uid": 7, "ipus": 1}}})",
+        R"({"admissions": {"j": {"uid": "u", "ipus": -1}}})",
+        R"({"admissions": {"j": {"uid": "u", "ipus": 1.5}}})", R"({"admissions": {"j": "u"}})"}) {
+    Json object = quotaObject(R"({"maxIPUs": 64})");
+    object["status"] = Json::parse(ledger);
+    auto quota = parseIpuQuota(object);
+    ASSERT_FALSE(quota.ok()) << ledger;
+    EXPECT_EQ(quota.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(quota.error().message.rfind("status.admissions", 0), 0u) << quota.error().message;
+  }
+}
+
 TEST(IpuQuotaTest, NotAnIpuQuotaOrNoSpec) {
   EXPECT_FALSE(parseIpuQuota(Json::array()).ok());
   EXPECT_FALSE(parseIpuQuota(yamlToJson("{kind: IPUJob, spec: {maxIPUs: 1}}")).ok());

@@ -38,6 +38,7 @@ TEST(ParseOperatorFlagsTest, DefaultsMatchTheDocumentedOnes) {
   ASSERT_EQ(flags->vipuControllers.size(), 1u);
   EXPECT_EQ(flags->vipuControllers[0].port, 8090);
   EXPECT_STREQ(controllers::queueingStrategyName(flags->queueingStrategy), "BestEffortFIFO");
+  EXPECT_STREQ(controllers::missingQuotaPolicyName(flags->missingQuota), "unlimited");
   EXPECT_EQ(flags->partitionIdPrefix, "k8s");
   EXPECT_EQ(flags->metricsBindAddress.toString(), ":8080");
   EXPECT_EQ(flags->healthProbeBindAddress.toString(), ":8081");
@@ -133,6 +134,7 @@ TEST(ParseOperatorFlagsTest, RefusesMissingControllerUnknownFlagsAndBadValues) {
   const std::vector<std::vector<std::string>> malformed = {
       {"--vipu-controller", "a=h:1", "--vipu-controller", "a=g:2"},
       {"--vipu-controller", "a=h:1", "--queueing-strategy", "fifo"},
+      {"--vipu-controller", "a=h:1", "--missing-quota", "allow"},
       {"--vipu-controller", "a=h:1", "--partition-id-prefix", "Has_Underscore"},
       {"--vipu-controller", "a=h:1", "--partition-id-prefix", ""},
       {"--vipu-controller", "a=h:1", "--metrics-bind-address", "8080"},
@@ -165,6 +167,7 @@ TEST(OperatorUsageTest, NamesEveryFlagWithItsDefaultAndEnvironmentVariable) {
       {"kubeconfig", "$KUBECONFIG, then in-cluster, then ~/.kube/config"},
       {"vipu-controller", "at least one is required"},
       {"queueing-strategy", "(default \"BestEffortFIFO\")"},
+      {"missing-quota", "(default \"unlimited\")"},
       {"partition-id-prefix", "(default \"k8s\")"},
       {"workers", "(default 2)"},
       {"qps", "(default 50.0)"},

@@ -221,5 +221,30 @@ ipu_operator_workqueue_depth 3
 )"));
 }
 
+TEST_F(TelemetryTest, EachIpuQuotaHasItsLimitUseAndPendingIpus) {
+  kube::Store quotas;
+  quotas.apply(
+      kube::WatcherEvent{kube::WatcherEvent::Kind::kApply,
+                         Json{{"metadata", {{"namespace", "team-a"}, {"name", "gold"}}},
+                              {"spec", {{"maxIPUs", 24}}},
+                              {"status", {{"usedIPUs", 16}, {"reservedIPUs", 4}, {"pendingIPUs", 32}}}}});
+  // A quota the controller has not counted yet: its limit only.
+  quotas.apply(kube::WatcherEvent{
+      kube::WatcherEvent::Kind::kApply,
+      Json{{"metadata", {{"namespace", "team-b"}, {"name", "q"}}}, {"spec", {{"maxIPUs", 8}}}}});
+  telemetry_.attach({.jobs = &jobs_, .quotas = &quotas, .synced = [] { return true; }});
+  telemetry_.setLeading(true);
+  const std::string page = scrape();
+  for (const char* sample : {"ipu_operator_quota_limit_ipus{namespace=\"team-a\",quota=\"gold\"} 24",
+                             "ipu_operator_quota_limit_ipus{namespace=\"team-b\",quota=\"q\"} 8",
+                             "ipu_operator_quota_used_ipus{namespace=\"team-a\",quota=\"gold\"} 16",
+                             "ipu_operator_quota_reserved_ipus{namespace=\"team-a\",quota=\"gold\"} 4",
+                             "ipu_operator_quota_pending_ipus{namespace=\"team-a\",quota=\"gold\"} 32"}) {
+    EXPECT_NE(page.find(sample), std::string::npos) << sample << " missing from\n" << page;
+  }
+  EXPECT_EQ(page.find("ipu_operator_quota_used_ipus{namespace=\"team-b\""), std::string::npos) << page;
+  telemetry_.detach();
+}
+
 }  // namespace
 }  // namespace ipu::cmd

@@ -141,6 +141,53 @@ TEST_F(AdmitterTest, ABurstOfWaitingJobsCostsOnePass) {
   EXPECT_EQ(admitter_->passes(), 2u);
 }
 
+Json quotaObject(int maxIpus, int generation) {
+  return {{"apiVersion", "graphcore.ai/v1alpha1"},
+          {"kind", "IPUQuota"},
+          {"metadata",
+           {{"namespace", "ns"}, {"name", "gold"}, {"generation", generation}, {"resourceVersion", "1"}}},
+          {"spec", {{"maxIPUs", maxIpus}}}};
+}
+
+TEST_F(AdmitterTest, WithQuotasTheNamespacesQuotaCapsWhatIsAdmittedAndAQuotaChangeIsANewPass) {
+  kube::Store quotas;
+  quotas.apply(kube::WatcherEvent{kube::WatcherEvent::Kind::kApply, quotaObject(16, 1)});
+  admitter_ = std::make_unique<Admitter>(*inventory_, store_, quotas, MissingQuotaPolicy::kUnlimited);
+  add(job("first", "8", "2026-01-01T00:00:01Z"));
+  add(job("second", "16", "2026-01-01T00:00:02Z"));
+  EXPECT_EQ(decide("ns/first").kind, Kind::kAdmit);
+  const AdmissionDecision second = decide("ns/second");
+  EXPECT_EQ(second.reason, "QuotaExceeded") << "8 in flight + 16 > 16";
+  EXPECT_NE(second.message.find("IPUQuota ns/gold allows 16 IPUs (maxIPUs) and the namespace holds 8"),
+            std::string::npos)
+      << second.message;
+  const std::uint64_t passes = admitter_->passes();
+  // The quota's own status writes (counts, ledger) keep the generation: the decisions stand.
+  Json counted = quotaObject(16, 1);
+  counted["metadata"]["resourceVersion"] = "2";
+  counted["status"] = {{"usedIPUs", 8}};
+  quotas.apply(kube::WatcherEvent{kube::WatcherEvent::Kind::kApply, counted});
+  EXPECT_EQ(decide("ns/second").reason, "QuotaExceeded");
+  EXPECT_EQ(admitter_->passes(), passes);
+  // An admin raising it is a new pass, which admits the job at once.
+  quotas.apply(kube::WatcherEvent{kube::WatcherEvent::Kind::kApply, quotaObject(24, 2)});
+  EXPECT_EQ(decide("ns/second").kind, Kind::kAdmit);
+  EXPECT_EQ(admitter_->passes(), passes + 1);
+}
+
+TEST_F(AdmitterTest, AnUnreadableQuotaHoldsBackItsNamespaceWithTheReason) {
+  kube::Store quotas;
+  Json broken = quotaObject(16, 1);
+  broken["status"] = {{"admissions", {{"x", "not an entry"}}}};
+  quotas.apply(kube::WatcherEvent{kube::WatcherEvent::Kind::kApply, broken});
+  admitter_ = std::make_unique<Admitter>(*inventory_, store_, quotas, MissingQuotaPolicy::kUnlimited);
+  add(job("first", "1", "2026-01-01T00:00:01Z"));
+  const AdmissionDecision decision = decide("ns/first");
+  EXPECT_EQ(decision.reason, "QuotaExceeded");
+  EXPECT_NE(decision.message.find("IPUQuota ns/gold cannot be read: status.admissions.x"), std::string::npos)
+      << decision.message;
+}
+
 TEST_F(AdmitterTest, PartitionsRecordedButNotCreatedAreReserved) {
   // A process died between writing the ids and creating the partition: its 64 IPUs are still promised.
   add(job("admitted", "64", "2026-01-01T00:00:01Z", holding("Creating", "k8s_ns_admitted_0", 64, "Planned")));

@@ -64,5 +64,20 @@ TEST_F(WakeTest, ChangesThatMoveNoCapacityWakeNobody) {
   EXPECT_TRUE(waitingJobsToWake(store_, nullptr, ptr(job("new"))).empty());
 }
 
+Json quota(const std::string& ns, int generation, int usedIpus = 0) {
+  return {{"metadata", {{"namespace", ns}, {"name", "gold"}, {"generation", generation}}},
+          {"spec", {{"maxIPUs", 8}}},
+          {"status", {{"usedIPUs", usedIpus}}}};
+}
+
+TEST_F(WakeTest, AQuotaCreatedDeletedOrEditedWakesItsNamespacesWaitingJobs) {
+  EXPECT_EQ(waitingJobsToWakeForQuota(store_, nullptr, ptr(quota("ml", 1))), kBothWaiting);
+  EXPECT_EQ(waitingJobsToWakeForQuota(store_, ptr(quota("ml", 1)), nullptr), kBothWaiting);
+  EXPECT_EQ(waitingJobsToWakeForQuota(store_, ptr(quota("ml", 1)), ptr(quota("ml", 2))), kBothWaiting);
+  EXPECT_TRUE(waitingJobsToWakeForQuota(store_, nullptr, ptr(quota("other", 1))).empty());
+  // Its own status writes (counts, the ledger) change nothing admission reads.
+  EXPECT_TRUE(waitingJobsToWakeForQuota(store_, ptr(quota("ml", 2)), ptr(quota("ml", 2, 8))).empty());
+}
+
 }  // namespace
 }  // namespace ipu::controllers

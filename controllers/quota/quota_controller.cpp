@@ -1,0 +1,110 @@
+#include "quota/quota_controller.h"
+
+#include <utility>
+
+#include "common/json_access.h"
+#include "common/log.h"
+#include "ipujob/ipujob_reconciler.h"
+#include "quota/quota_ledger.h"
+#include "quota/quota_usage.h"
+
+namespace ipu::controllers {
+namespace {
+
+// A resync now and then catches what no watch event announces (a job's entry whose removal failed).
+constexpr auto kResync = std::chrono::minutes(1);
+
+}  // namespace
+
+IpuQuotaReconciler::IpuQuotaReconciler(kube::RestClient& client, const kube::Store& jobs,
+                                       kube::EventRecorder& events)
+    : client_(client), jobs_(jobs), events_(events) {}
+
+Result<ctrl::Action> IpuQuotaReconciler::reconcile(const kube::ObjectPtr& object) {
+  auto quota = api::parseIpuQuota(*object);
+  if (!quota) {
+    events_.record(kube::referenceTo(*object), kube::EventType::kWarning, "InvalidQuota",
+                   "No job of the namespace is admitted until this is fixed: " + quota.error().message);
+    return ctrl::Action::awaitChange();
+  }
+  const auto jobs = quotaJobsOf(jobs_.listNamespace(quota->identity.ns));
+  const LedgerGaps gaps = ledgerGaps(jobs, quota->admissions);
+  if (!gaps.missing.empty()) {
+    auto adopted = adoptMissing(*object, gaps.missing);
+    if (!adopted) return adopted.error();
+    if (!*adopted) return ctrl::Action::requeueNow();  // the quota changed meanwhile: look again
+    return ctrl::Action::awaitChange();                // the write's own watch event brings the next pass
+  }
+  if (Status removed = removeGone(*object, gaps.unknown, quota->admissions); !removed) return removed.error();
+
+  api::IpuQuotaStatus status = observeQuota(jobs, quota->admissions);
+  status.observedGeneration = quota->generation;
+  const Json counts = api::toJson(status);
+  const Json& current = member(*object, "status");
+  bool same = current.is_object();
+  for (const auto& [field, value] : counts.items()) same = same && member(current, field) == value;
+  if (!same) {
+    auto written = client_.patch(ipuQuotaResource(), quota->identity.ns, quota->identity.name,
+                                 kube::PatchType::kMerge, {{"status", counts}}, "status");
+    if (!written && written.error().code != ErrorCode::kNotFound) return written.error();
+  }
+  return ctrl::Action::requeue(kResync);
+}
+
+Result<bool> IpuQuotaReconciler::adoptMissing(const Json& quota,
+                                              const std::map<std::string, api::LedgerEntry>& missing) {
+  const Json& metadata = member(quota, "metadata");
+  Json entries = Json::object();
+  for (const auto& [name, entry] : missing) entries[name] = {{"uid", entry.uid}, {"ipus", entry.ipus}};
+  const Json patch = {{"metadata", {{"resourceVersion", stringMember(metadata, "resourceVersion")}}},
+                      {"status", {{api::kLedgerField, std::move(entries)}}}};
+  auto written = client_.patch(ipuQuotaResource(), stringMember(metadata, "namespace"),
+                               stringMember(metadata, "name"), kube::PatchType::kMerge, patch, "status");
+  if (written) {
+    log::info("IPUQuota ledger: counted jobs that hold IPUs without an entry",
+              {{"quota", kube::objectKey(quota)}, {"jobs", std::to_string(missing.size())}});
+    return true;
+  }
+  if (written.error().code == ErrorCode::kConflict || written.error().code == ErrorCode::kNotFound)
+    return false;
+  return written.error();
+}
+
+Status IpuQuotaReconciler::removeGone(const Json& quota, const std::vector<std::string>& unknown,
+                                      std::map<std::string, api::LedgerEntry>& ledger) {
+  const Json& metadata = member(quota, "metadata");
+  const std::string ns = stringMember(metadata, "namespace");
+  for (const std::string& name : unknown) {
+    auto job = client_.get(ipuJobResource(), ns, name);
+    if (!job && job.error().code != ErrorCode::kNotFound) return job.error();
+    const bool gone =
+        !job || stringMember(member(*job, "metadata"), "uid") != ledger.at(name).uid || !quotaJobOf(*job);
+    if (!gone) continue;  // the cache is behind: the job holds or asks for IPUs
+    auto removed = client_.patch(ipuQuotaResource(), ns, stringMember(metadata, "name"),
+                                 kube::PatchType::kMerge, ledgerRemoval(name), "status");
+    if (!removed && removed.error().code != ErrorCode::kNotFound) return removed.error();
+    ledger.erase(name);
+  }
+  return {};
+}
+
+IpuQuotaController::IpuQuotaController(ctrl::Manager& manager, kube::EventRecorder& events)
+    : quotas_(manager.informer(ipuQuotaResource())),
+      jobs_(manager.informer(ipuJobResource())),
+      reconciler_(manager.client(), jobs_.store(), events) {
+  const kube::Store& quotas = quotas_.store();
+  manager.controller("ipuquota")
+      .forResource(ipuQuotaResource(), {api::kGroup, api::kQuotaKind})
+      .watches(ipuJobResource(),
+               [&quotas](const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
+                 std::vector<std::string> keys;
+                 const kube::ObjectPtr& job = current ? current : old;
+                 for (const auto& quota :
+                      quotas.listNamespace(stringMember(member(*job, "metadata"), "namespace")))
+                   keys.push_back(kube::objectKey(*quota));
+                 return keys;
+               })
+      .complete(reconciler_);
+}
+
+}  // namespace ipu::controllers

@@ -1,0 +1,128 @@
+#include "quota/quota_usage.h"
+
+#include <algorithm>
+#include <set>
+
+#include "admission/admitter.h"
+#include "api/ipujob.h"
+#include "api/ipujob_status.h"
+#include "common/json_access.h"
+
+namespace ipu::controllers {
+namespace {
+
+std::string quotaName(const api::IpuQuota& quota) {
+  return "IPUQuota " + quota.identity.ns + "/" + quota.identity.name;
+}
+
+}  // namespace
+
+std::optional<QuotaJob> quotaJobOf(const Json& job) {
+  const Json& metadata = member(job, "metadata");
+  QuotaJob out{stringMember(metadata, "name"), stringMember(metadata, "uid"), QuotaJob::State::kWaiting, 0};
+  const auto held = api::heldPartitionsOf(job);
+  if (!held.empty()) {
+    const bool allActive = std::all_of(held.begin(), held.end(), [](const api::PartitionRecord& partition) {
+      return partition.state == api::kPartitionActive;
+    });
+    out.state = allActive ? QuotaJob::State::kRunning : QuotaJob::State::kReserved;
+    for (const auto& partition : held) out.ipus += partition.size;
+    return out;
+  }
+  if (!waitsForAdmission(job)) return std::nullopt;
+  const auto spec = api::parseIpuJobSpec(member(job, "spec"));
+  if (!spec) return std::nullopt;
+  out.ipus = std::int64_t{spec->jobInstances} * spec->ipusPerJobInstance;
+  return out;
+}
+
+std::vector<QuotaJob> quotaJobsOf(const std::vector<std::shared_ptr<const Json>>& jobs) {
+  std::vector<QuotaJob> out;
+  for (const auto& job : jobs) {
+    if (auto viewed = quotaJobOf(*job)) out.push_back(std::move(*viewed));
+  }
+  return out;
+}
+
+api::IpuQuotaStatus observeQuota(const std::vector<QuotaJob>& jobs,
+                                 const std::map<std::string, api::LedgerEntry>& ledger) {
+  api::IpuQuotaStatus status;
+  for (const QuotaJob& job : jobs) {
+    const auto entry = ledger.find(job.name);
+    const bool claimed = entry != ledger.end() && entry->second.uid == job.uid;
+    switch (job.state) {
+      case QuotaJob::State::kRunning:
+        status.usedIpus += job.ipus;
+        ++status.admittedJobs;
+        break;
+      case QuotaJob::State::kReserved:
+        status.reservedIpus += job.ipus;
+        ++status.admittedJobs;
+        break;
+      case QuotaJob::State::kWaiting:
+        if (claimed) {
+          status.reservedIpus += entry->second.ipus;
+          ++status.admittedJobs;
+        } else {
+          status.pendingIpus += job.ipus;
+          ++status.waitingJobs;
+        }
+        break;
+    }
+  }
+  return status;
+}
+
+LedgerGaps ledgerGaps(const std::vector<QuotaJob>& jobs,
+                      const std::map<std::string, api::LedgerEntry>& ledger) {
+  LedgerGaps gaps;
+  std::set<std::string> known;
+  for (const QuotaJob& job : jobs) {
+    const auto entry = ledger.find(job.name);
+    const bool claimed = entry != ledger.end() && entry->second.uid == job.uid;
+    if (claimed) known.insert(job.name);
+    if (job.holds() && !claimed) gaps.missing[job.name] = {job.uid, job.ipus};
+  }
+  for (const auto& [name, entry] : ledger) {
+    if (!known.contains(name) && !gaps.missing.contains(name)) gaps.unknown.push_back(name);
+  }
+  return gaps;
+}
+
+ClaimCheck checkClaim(const api::IpuQuota& quota, const std::vector<QuotaJob>& jobs,
+                      const LedgerClaim& claim) {
+  if (const auto own = quota.admissions.find(claim.name);
+      own != quota.admissions.end() && own->second == api::LedgerEntry{claim.uid, claim.ipus}) {
+    return {ClaimCheck::Kind::kRecorded, ""};
+  }
+  std::int64_t heldIpus = 0;
+  std::int64_t heldJobs = 0;
+  for (const auto& [name, entry] : quota.admissions) {
+    // The claimant's own entry for another size (its spec changed while it waited), or a job of that name
+    // that is gone: the claim replaces it.
+    if (name == claim.name) continue;
+    heldIpus += entry.ipus;
+    ++heldJobs;
+  }
+  for (const auto& [name, entry] : ledgerGaps(jobs, quota.admissions).missing) {
+    if (name == claim.name) continue;
+    heldIpus += entry.ipus;
+    ++heldJobs;
+  }
+  const auto& spec = quota.spec;
+  if (spec.maxJobs && heldJobs + 1 > *spec.maxJobs) {
+    return {ClaimCheck::Kind::kRefused, quotaName(quota) + " allows " + std::to_string(*spec.maxJobs) +
+                                            " admitted jobs (maxJobs) and " + std::to_string(heldJobs) +
+                                            " are admitted"};
+  }
+  if (heldIpus + claim.ipus > spec.maxIpus) {
+    const std::int64_t free = std::max<std::int64_t>(spec.maxIpus - heldIpus, 0);
+    return {ClaimCheck::Kind::kRefused,
+            "the job needs " + std::to_string(claim.ipus) + " IPUs; " + quotaName(quota) + " allows " +
+                std::to_string(spec.maxIpus) + " IPUs (maxIPUs) and the namespace holds " +
+                std::to_string(heldIpus) + " (" + std::to_string(free) + " free)"};
+  }
+  return {ClaimCheck::Kind::kFits, ""};
+}
+
+}  // namespace ipu::controllers

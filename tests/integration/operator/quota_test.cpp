@@ -1,0 +1,300 @@
+// IPUQuota through the real operator, vipu-sim and API server: a namespace's IPUs in use never exceed its
+// quota at any revision the API server stored, through concurrent creates in many namespaces, leader kills
+// and a second writer that leader election does not fence; and an admin's changes at run time.
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+
+#include "operator_fixture.h"
+
+namespace ipu::testing {
+namespace {
+
+// IPUs a job holds as its stored status says (partitions not yet released).
+int heldIpus(const Json& job) {
+  int held = 0;
+  const Json& partitions = job.value("status", Json::object()).value("partitions", Json::array());
+  for (const Json& partition : partitions) {
+    if (partition.value("state", "") != "Released") held += partition.value("size", 0);
+  }
+  return held;
+}
+
+class QuotaTest : public OperatorTest {
+ protected:
+  // A namespace of the test's own with an IPUQuota of `maxIpus` named "team".
+  std::string teamNamespace(const std::string& suffix, int maxIpus) {
+    const std::string name = ns() + "-" + suffix;
+    EXPECT_TRUE(cluster().kubectl({"create", "namespace", name}).ok());
+    teams_.push_back(name);
+    EXPECT_TRUE(eventually(
+        [&] {
+          return cluster().kubectl({"-n", name, "get", "serviceaccount", "default"}).ok();
+        },
+        30s));
+    setQuota(name, maxIpus);
+    return name;
+  }
+
+  void setQuota(const std::string& team, int maxIpus) {
+    const std::string quota =
+        "apiVersion: graphcore.ai/v1alpha1\nkind: IPUQuota\nmetadata: {name: team}\n"
+        "spec: {maxIPUs: " +
+        std::to_string(maxIpus) + "}\n";
+    auto applied = cluster().kubectl({"-n", team, "apply", "-f", "-"}, RunOptions{.input = quota});
+    ASSERT_TRUE(applied.ok()) << applied.describe();
+  }
+
+  Json teamJob(const std::string& team, const std::string& job) {
+    auto got = cluster().kubectl({"-n", team, "get", "ipujob", job, "-o", "json"});
+    return got.ok() ? Json::parse(got.out) : Json();
+  }
+
+  std::string teamPhase(const std::string& team, const std::string& job) {
+    return teamJob(team, job).value("status", Json::object()).value("phase", "");
+  }
+
+  std::string createIn(const std::string& team, const std::string& manifest) {
+    auto created =
+        cluster().kubectl({"-n", team, "create", "-f", "-", "-o", "name"}, RunOptions{.input = manifest});
+    EXPECT_TRUE(created.ok()) << created.describe();
+    std::string name = created.out.substr(created.out.find('/') + 1);
+    while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+    return name;
+  }
+
+  // The IPUQuota's printed row as kubectl shows it to an admin: LIMIT USED RESERVED PENDING ADMITTED WAITING.
+  std::vector<std::string> quotaRow(const std::string& team) {
+    auto printed = cluster().kubectl({"-n", team, "get", "ipuquota", "team", "--no-headers"});
+    std::vector<std::string> columns;
+    std::istringstream words(printed.out);
+    for (std::string word; words >> word;) columns.push_back(word);
+    return columns.size() >= 7 ? std::vector<std::string>(columns.begin() + 1, columns.begin() + 7) : columns;
+  }
+
+  void TearDown() override {
+    // Jobs go while the operator runs, so their finalizers are honoured; then their namespaces.
+    for (const std::string& team : teams_) {
+      cluster().kubectl({"-n", team, "delete", "ipujobs", "--all", "--timeout", "90s"});
+      cluster().kubectl({"delete", "namespace", team, "--wait=false"});
+    }
+    OperatorTest::TearDown();
+  }
+
+  std::vector<std::string> teams_;
+};
+
+// The replicas of the operator, with leader election in the test's namespace, and which one leads.
+class Replicas {
+ public:
+  Replicas(std::vector<std::string> argv, std::unique_ptr<BackgroundProcess>& first)
+      : argv_(std::move(argv)), first_(first) {
+    second_ = std::make_unique<BackgroundProcess>(argv_);
+  }
+
+  // The identity a replica campaigns with, from its log.
+  static std::string identityOf(const BackgroundProcess& replica) {
+    const std::string log = replica.stderrText();
+    const std::string key = "\"identity\":\"";
+    const auto at = log.find(key);
+    if (at == std::string::npos) return "";
+    return log.substr(at + key.size(), log.find('"', at + key.size()) - at - key.size());
+  }
+
+  // SIGKILLs the replica holding the lease (none may hold it yet: then nothing) and starts a fresh one in
+  // its place. True when a leader was killed.
+  bool killLeader(const std::string& holder) {
+    for (auto* replica : {&first_, &second_}) {
+      if (!*replica || identityOf(**replica) != holder) continue;
+      ::kill((*replica)->pid(), SIGKILL);
+      EXPECT_EQ((*replica)->stop(), 128 + SIGKILL);
+      log_ += (*replica)->stderrText();
+      *replica = std::make_unique<BackgroundProcess>(argv_);
+      return true;
+    }
+    return false;
+  }
+
+  ~Replicas() {
+    if (second_) {
+      EXPECT_EQ(second_->stop(), 0) << "standby replica exit status";
+    }
+  }
+
+  std::string log_;
+
+ private:
+  std::vector<std::string> argv_;
+  std::unique_ptr<BackgroundProcess>& first_;
+  std::unique_ptr<BackgroundProcess> second_;
+};
+
+TEST_F(QuotaTest, TwoHundredJobsInFiveNamespacesNeverExceedTheirQuotasThroughKillsAndASecondWriter) {
+  // 72 IPUs of quota on a 64-IPU POD: the teams compete for the topology as well as their own caps.
+  const std::vector<std::pair<std::string, int>> limits = {
+      {"a", 24}, {"b", 16}, {"c", 16}, {"d", 8}, {"e", 8}};
+  std::map<std::string, int> limitOf;
+  for (const auto& [suffix, limit] : limits) limitOf[teamNamespace(suffix, limit)] = limit;
+  ASSERT_FALSE(HasFailure());
+
+  // Every revision of every IPUJob the API server stores, in order (a watch replays them all).
+  const std::string watchFile = directory_ + "/ipujobs.watch.json";
+  BackgroundProcess watch({"/bin/sh", "-c",
+                           "exec " + cluster().binDir() + "/kubectl --kubeconfig " + cluster().kubeconfig() +
+                               " get ipujobs -A --watch --output-watch-events -o json > " + watchFile});
+
+  Replicas replicas(operatorArgv(), operator_);
+  std::vector<std::string> documents;
+  for (const auto& [team, limit] : limitOf) {
+    for (int i = 0; i < 40; ++i) {
+      std::string manifest = manifestExitingWith(0, "", "2s");
+      manifest.insert(manifest.find("\nmetadata:\n") + 11, "  namespace: " + team + "\n");
+      documents.push_back(manifest);
+    }
+  }
+  std::shuffle(documents.begin(), documents.end(), std::mt19937(20261124));
+  std::string all;
+  for (const auto& document : documents) all += "---\n" + document;
+  auto created = cluster().kubectl({"create", "-f", "-", "-o", "name"}, RunOptions{.input = all});
+  ASSERT_TRUE(created.ok()) << created.describe();
+
+  const auto succeeded = [&] {
+    int count = 0;
+    for (const auto& [team, limit] : limitOf) {
+      auto listed = cluster().kubectl({"-n", team, "get", "ipujobs", "-o", "json"});
+      if (!listed.ok()) continue;
+      const Json jobs = Json::parse(listed.out);  // named: a temporary's member would dangle in the loop
+      for (const Json& job : jobs["items"]) {
+        count += job.value("status", Json::object()).value("phase", "") == "Succeeded" ? 1 : 0;
+      }
+    }
+    return count;
+  };
+  // Five leaders SIGKILLed as the run goes on; for a while after the second, a third process with leader
+  // election off writes alongside the leader (what a partitioned old leader would do: nothing fences it).
+  int kills = 0;
+  std::unique_ptr<BackgroundProcess> unfenced;
+  for (int target : {20, 50, 80, 110, 140}) {
+    ASSERT_TRUE(eventually([&] { return succeeded() >= target; }, 240s)) << "stalled before " << target;
+    if (kills == 2) unfenced = std::make_unique<BackgroundProcess>(operatorArgv({"--leader-elect=false"}));
+    if (kills == 3 && unfenced) {
+      EXPECT_EQ(unfenced->stop(), 0);
+      unfenced.reset();
+    }
+    const std::string holder = getJson("lease", "ipu-operator")["spec"].value("holderIdentity", "");
+    kills += replicas.killLeader(holder) ? 1 : 0;
+  }
+  EXPECT_EQ(kills, 5);
+  EXPECT_TRUE(eventually([&] { return succeeded() == 200; }, 300s)) << succeeded() << " of 200 succeeded";
+
+  // At the end the admin's view is the truth: nothing held, nothing waiting, the ledgers empty.
+  for (const auto& [team, limit] : limitOf) {
+    EXPECT_TRUE(eventually(
+        [&] {
+          return quotaRow(team) == std::vector<std::string>{std::to_string(limit), "0", "0", "0", "0", "0"};
+        },
+        60s))
+        << team << ": " << cluster().kubectl({"-n", team, "get", "ipuquota", "team"}).out;
+    const Json quota =
+        Json::parse(cluster().kubectl({"-n", team, "get", "ipuquota", "team", "-o", "json"}).out);
+    EXPECT_TRUE(quota["status"].value("admissions", Json::object()).empty()) << quota["status"].dump();
+  }
+
+  // Replay every stored revision: at none does a namespace hold more than its quota.
+  watch.stop();
+  std::ifstream events(watchFile);
+  std::map<std::string, std::map<std::string, int>> heldByTeam;  // team -> job -> IPUs
+  std::map<std::string, int> peak;
+  std::set<std::string> heldBack;  // teams with a job that waited on its quota
+  int revisions = 0;
+  for (Json event; events >> std::ws && events.peek() != EOF;) {
+    events >> event;
+    const Json& job = event["object"];
+    const std::string team = job["metadata"].value("namespace", "");
+    if (!limitOf.contains(team)) continue;
+    ++revisions;
+    const Json& conditions = job.value("status", Json::object()).value("conditions", Json::array());
+    if (countIf(conditions, [](const Json& c) { return c.value("reason", "") == "QuotaExceeded"; }) > 0) {
+      heldBack.insert(team);
+    }
+    auto& held = heldByTeam[team];
+    held[job["metadata"].value("name", "")] = event.value("type", "") == "DELETED" ? 0 : heldIpus(job);
+    int total = 0;
+    for (const auto& [name, ipus] : held) total += ipus;
+    peak[team] = std::max(peak[team], total);
+    ASSERT_LE(total, limitOf[team]) << team << " held " << total << " IPUs at resourceVersion "
+                                    << job["metadata"].value("resourceVersion", "");
+  }
+  EXPECT_GT(revisions, 200 * 4) << "the watch saw too little of the run";
+  // The caps were what held the teams back, not only the POD: the small teams ran at their limit and most
+  // teams had jobs waiting on their quota.
+  EXPECT_EQ(peak[ns() + "-d"], 8);
+  EXPECT_EQ(peak[ns() + "-e"], 8);
+  EXPECT_GE(heldBack.size(), 3u);
+  if (HasFailure()) std::cerr << "---- replaced replicas ----\n" << replicas.log_;
+}
+
+TEST_F(QuotaTest, AnAdminRaisesLowersAndDeletesAQuotaWhileJobsRun) {
+  const std::string team = teamNamespace("t", 8);
+  const std::string a = createIn(team, manifestExitingWith(0, "", "25s"));
+  const std::string b = createIn(team, manifestExitingWith(0, "", "25s"));
+  ASSERT_TRUE(
+      eventually([&] { return teamPhase(team, a) == "Running" && teamPhase(team, b) == "Running"; }, 90s));
+
+  // Over quota: waits, saying which quota, its limit, the use and its place.
+  const std::string c = createIn(team, manifestExitingWith(0, "", "25s"));
+  ASSERT_TRUE(eventually([&] { return teamPhase(team, c) == "Queued"; }, 30s));
+  Json status = teamJob(team, c)["status"];
+  EXPECT_NE(status.value("lastMessage", "")
+                .find("Waiting (position 1 in the queue): the job needs 4 IPUs; IPUQuota " + team +
+                      "/team allows 8 IPUs (maxIPUs) and the namespace holds 8 (0 free)"),
+            std::string::npos)
+      << status.dump();
+  EXPECT_EQ(countIf(status["conditions"],
+                    [](const Json& condition) {
+                      return condition.value("type", "") == "Admitted" &&
+                             condition.value("status", "") == "False" &&
+                             condition.value("reason", "") == "QuotaExceeded";
+                    }),
+            1)
+      << status.dump();
+  EXPECT_TRUE(eventually(
+      [&] { return quotaRow(team) == std::vector<std::string>{"8", "8", "0", "4", "2", "1"}; }, 30s))
+      << cluster().kubectl({"-n", team, "get", "ipuquota", "team"}).out;
+
+  // Raised: the waiting job is admitted at once.
+  const auto raised = std::chrono::steady_clock::now();
+  setQuota(team, 12);
+  ASSERT_TRUE(eventually([&] { return teamPhase(team, c) == "Running"; }, 30s)) << teamJob(team, c).dump();
+  EXPECT_LT(std::chrono::steady_clock::now() - raised, 10s) << "a raised quota should admit at once";
+
+  // Lowered below what runs: nothing is stopped; nothing new is admitted while use is above the limit.
+  setQuota(team, 4);
+  const std::string d = createIn(team, manifestExitingWith(0, "", "1s"));
+  const std::string never = createIn(team, readFile(kSixtyFourIpuManifest));
+  ASSERT_TRUE(eventually([&] { return teamPhase(team, never) == "Queued"; }, 30s));
+  EXPECT_NE(
+      teamJob(team, never)["status"].value("lastMessage", "").find("can never run under the current quota"),
+      std::string::npos)
+      << teamJob(team, never)["status"].dump();
+  EXPECT_FALSE(teamJob(team, never)["status"].contains("queuePosition"));
+  std::this_thread::sleep_for(3s);
+  for (const std::string& job : {a, b, c}) EXPECT_EQ(teamPhase(team, job), "Running") << job;
+  EXPECT_EQ(teamPhase(team, d), "Queued");
+  EXPECT_TRUE(eventually(
+      [&] { return quotaRow(team) == std::vector<std::string>{"4", "12", "0", "68", "3", "2"}; }, 30s))
+      << cluster().kubectl({"-n", team, "get", "ipuquota", "team"}).out;
+
+  // Once the running jobs end, use falls below the limit and the next job fits.
+  EXPECT_TRUE(eventually([&] { return teamPhase(team, d) == "Succeeded"; }, 120s)) << teamJob(team, d).dump();
+  EXPECT_EQ(teamPhase(team, a), "Succeeded");
+
+  // Deleted: the namespace is back to the default (unlimited): the 64-IPU job runs once the POD is free.
+  ASSERT_TRUE(cluster().kubectl({"-n", team, "delete", "ipuquota", "team"}).ok());
+  EXPECT_TRUE(eventually([&] { return teamPhase(team, never) == "Running"; }, 90s))
+      << teamJob(team, never).dump();
+}
+
+}  // namespace
+}  // namespace ipu::testing
