@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "test_cluster.h"
+#include "crd_test.h"
 
 namespace ipu::testing {
 namespace {
@@ -11,10 +11,8 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-class IpuJobCrdTest : public ClusterTest {
+class IpuJobCrdTest : public CrdTest {
  protected:
-  static void SetUpTestSuite() { TestCluster::get().installCrds(); }
-
   // A valid job with `spec` lines added (YAML, two-space indented under spec).
   static std::string job(
       const std::string& name, const std::string& specLines,
@@ -22,13 +20,6 @@ class IpuJobCrdTest : public ClusterTest {
           "  workers: {template: {spec: {containers: [{name: main, image: busybox}]}}}\n") {
     return "apiVersion: graphcore.ai/v1alpha1\nkind: IPUJob\nmetadata: {name: " + name + "}\nspec:\n" +
            specLines + workers;
-  }
-
-  void expectRejected(const std::string& manifest, const std::string& message) {
-    auto created = kubectl({"create", "-f", "-"}, RunOptions{.input = manifest});
-    EXPECT_FALSE(created.ok()) << "accepted:\n" << manifest;
-    EXPECT_NE(created.err.find(message), std::string::npos)
-        << "expected '" << message << "' in: " << created.err;
   }
 };
 

@@ -1,25 +1,16 @@
 // The IPUQuota CustomResourceDefinition (crds/ipuquotas.graphcore.ai.yaml) as cluster admins meet it.
 #include <gtest/gtest.h>
 
-#include "test_cluster.h"
+#include "crd_test.h"
 
 namespace ipu::testing {
 namespace {
 
-class IpuQuotaCrdTest : public ClusterTest {
+class IpuQuotaCrdTest : public CrdTest {
  protected:
-  static void SetUpTestSuite() { TestCluster::get().installCrds(); }
-
   static std::string quota(const std::string& name, const std::string& spec) {
     return "apiVersion: graphcore.ai/v1alpha1\nkind: IPUQuota\nmetadata: {name: " + name +
            "}\nspec: " + spec + "\n";
-  }
-
-  void expectRejected(const std::string& manifest, const std::string& message) {
-    auto created = kubectl({"create", "-f", "-"}, RunOptions{.input = manifest});
-    EXPECT_FALSE(created.ok()) << "accepted:\n" << manifest;
-    EXPECT_NE(created.err.find(message), std::string::npos)
-        << "expected '" << message << "' in: " << created.err;
   }
 };
 
