@@ -126,8 +126,9 @@ std::string Admitter::passInputs() const {
   // A quota's spec, not its status: the counts and the ledger it writes itself do not change a plan.
   if (quotas_ != nullptr) {
     for (const kube::ObjectPtr& quota : quotas_->list()) {
-      inputs +=
-          "|q:" + kube::objectKey(*quota) + "@" + member(member(*quota, "metadata"), "generation").dump();
+      // By uid: a quota deleted and made again starts at generation 1 again.
+      const Json& metadata = member(*quota, "metadata");
+      inputs += "|q:" + stringMember(metadata, "uid") + "@" + member(metadata, "generation").dump();
     }
   }
   return inputs;

@@ -44,7 +44,17 @@ std::vector<std::string> waitingJobsToWakeForQuota(const kube::Store& jobs, cons
   const auto generation = [](const kube::ObjectPtr& quota) {
     return quota ? member(member(*quota, "metadata"), "generation") : Json();
   };
-  if (old && current && generation(old) == generation(current)) return keys;
+  // A claim given back (a job's entry gone from the ledger) makes room the plan did not know was taken.
+  const auto claimGivenBack = [&] {
+    const Json& before = member(member(*old, "status"), api::kLedgerField);
+    const Json& after = member(member(*current, "status"), api::kLedgerField);
+    if (!before.is_object()) return false;
+    for (const auto& [name, entry] : before.items()) {
+      if (!after.is_object() || !after.contains(name)) return true;
+    }
+    return false;
+  };
+  if (old && current && generation(old) == generation(current) && !claimGivenBack()) return keys;
   const std::string ns = stringMember(member(current ? *current : *old, "metadata"), "namespace");
   for (const kube::ObjectPtr& job : jobs.listNamespace(ns)) {
     if (waitsForAdmission(*job)) keys.push_back(kube::objectKey(*job));

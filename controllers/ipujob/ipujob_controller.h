@@ -66,7 +66,7 @@ std::vector<std::string> waitingJobsToWake(const kube::Store& jobs, const kube::
                                            const kube::ObjectPtr& current);
 
 // The waiting jobs to queue after a change of one IPUQuota: its namespace's, when the quota was created or
-// deleted or its spec changed (not for its own status writes).
+// deleted, its spec changed or a claim left its ledger (not for its count writes or new claims).
 std::vector<std::string> waitingJobsToWakeForQuota(const kube::Store& jobs, const kube::ObjectPtr& old,
                                                    const kube::ObjectPtr& current);
 

@@ -181,7 +181,7 @@ Result<Action> IpuJobReconciler::admit(JobPass& pass, const api::IpuJob& job) {
   const AdmissionDecision& decision = (*decided)->decision;
   switch (decision.kind) {
     case AdmissionDecision::Kind::kAdmit: {
-      auto claimed = claimQuota(job);
+      auto claimed = claimQuota(pass, job);
       if (!claimed || *claimed) admitter_.forget(pass.key);  // nothing is promised
       if (!claimed) return claimed.error();
       if (*claimed) {
@@ -211,13 +211,25 @@ Action IpuJobReconciler::waitInQueue(JobPass& pass, const api::IpuJob& job,
                     ": " + decision.message);
   if (decision.position > 0) pass.status.queuePosition = decision.position;
   pass.status.desiredReplicas = job.spec.workerCount();
+  // Not in line: a claim it holds (written before a refusal, or before a crash) would only keep other jobs
+  // of the namespace out.
+  if (decision.position == 0 && options_.quotaLedger != nullptr &&
+      options_.quotaLedger->claimed(job.identity.ns, job.identity.name, job.identity.uid)) {
+    if (Status released = options_.quotaLedger->release(job.identity.ns, job.identity.name, job.identity.uid);
+        !released) {
+      log::warning("could not give back a waiting job's quota claim; retrying",
+                   {{"job", pass.key}, {"error", released.error().toString()}});
+      return Action::requeue(std::chrono::seconds(1));
+    }
+  }
   return Action::requeue(options_.queuedRetry);
 }
 
-Result<std::optional<std::string>> IpuJobReconciler::claimQuota(const api::IpuJob& job) {
+Result<std::optional<std::string>> IpuJobReconciler::claimQuota(const JobPass& pass, const api::IpuJob& job) {
   if (options_.quotaLedger == nullptr) return std::optional<std::string>();
   return options_.quotaLedger->claim({job.identity.ns, job.identity.name, job.identity.uid,
-                                      std::int64_t{job.spec.jobInstances} * job.spec.ipusPerJobInstance});
+                                      std::int64_t{job.spec.jobInstances} * job.spec.ipusPerJobInstance,
+                                      stringMember(pass.object["metadata"], "resourceVersion")});
 }
 
 Status IpuJobReconciler::releaseQuota(const JobPass& pass) {

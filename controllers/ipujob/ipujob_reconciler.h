@@ -90,7 +90,7 @@ class IpuJobReconciler final : public ctrl::Reconciler {
   void recordAdmission(JobPass& pass, const api::IpuJob& job, const Admission& admission);
   // Claims the namespace's quota for an admitted job: nullopt when claimed (or no quota applies), else why it
   // waits.
-  Result<std::optional<std::string>> claimQuota(const api::IpuJob& job);
+  Result<std::optional<std::string>> claimQuota(const JobPass& pass, const api::IpuJob& job);
   // The job holds no IPUs any more and cannot be admitted as it is (finished, suspended): its quota ledger
   // entry goes, once its stored status shows nothing held.
   Status releaseQuota(const JobPass& pass);

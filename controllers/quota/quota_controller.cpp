@@ -35,7 +35,9 @@ Result<ctrl::Action> IpuQuotaReconciler::reconcile(const kube::ObjectPtr& object
     if (!*adopted) return ctrl::Action::requeueNow();  // the quota changed meanwhile: look again
     return ctrl::Action::awaitChange();                // the write's own watch event brings the next pass
   }
-  if (Status removed = removeGone(*object, gaps.unknown, quota->admissions); !removed) return removed.error();
+  auto removed = removeGone(*object, gaps.unknown, quota->admissions);
+  if (!removed) return removed.error();
+  if (!*removed) return ctrl::Action::requeueNow();  // the quota changed meanwhile: look again
 
   api::IpuQuotaStatus status = observeQuota(jobs, quota->admissions);
   status.observedGeneration = quota->generation;
@@ -70,22 +72,32 @@ Result<bool> IpuQuotaReconciler::adoptMissing(const Json& quota,
   return written.error();
 }
 
-Status IpuQuotaReconciler::removeGone(const Json& quota, const std::vector<std::string>& unknown,
-                                      std::map<std::string, api::LedgerEntry>& ledger) {
+Result<bool> IpuQuotaReconciler::removeGone(const Json& quota, const std::vector<std::string>& unknown,
+                                            std::map<std::string, api::LedgerEntry>& ledger) {
   const Json& metadata = member(quota, "metadata");
   const std::string ns = stringMember(metadata, "namespace");
+  // The jobs are read after the quota was: an entry written since the quota's version makes the removal
+  // below conflict, so a claim made while this runs is never removed unseen.
+  Json removals = Json::object();
   for (const std::string& name : unknown) {
     auto job = client_.get(ipuJobResource(), ns, name);
     if (!job && job.error().code != ErrorCode::kNotFound) return job.error();
     const bool gone =
         !job || stringMember(member(*job, "metadata"), "uid") != ledger.at(name).uid || !quotaJobOf(*job);
-    if (!gone) continue;  // the cache is behind: the job holds or asks for IPUs
-    auto removed = client_.patch(ipuQuotaResource(), ns, stringMember(metadata, "name"),
-                                 kube::PatchType::kMerge, ledgerRemoval(name), "status");
-    if (!removed && removed.error().code != ErrorCode::kNotFound) return removed.error();
-    ledger.erase(name);
+    if (gone) removals[name] = nullptr;  // else the cache is behind: the job holds or asks for IPUs
   }
-  return {};
+  if (removals.empty()) return true;
+  const Json patch = {{"metadata", {{"resourceVersion", stringMember(metadata, "resourceVersion")}}},
+                      {"status", {{api::kLedgerField, removals}}}};
+  auto removed = client_.patch(ipuQuotaResource(), ns, stringMember(metadata, "name"),
+                               kube::PatchType::kMerge, patch, "status");
+  if (!removed) {
+    if (removed.error().code == ErrorCode::kConflict || removed.error().code == ErrorCode::kNotFound)
+      return false;
+    return removed.error();
+  }
+  for (const auto& [name, nothing] : removals.items()) ledger.erase(name);
+  return true;
 }
 
 IpuQuotaController::IpuQuotaController(ctrl::Manager& manager, kube::EventRecorder& events)
@@ -98,6 +110,11 @@ IpuQuotaController::IpuQuotaController(ctrl::Manager& manager, kube::EventRecord
       .watches(ipuJobResource(),
                [&quotas](const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
                  std::vector<std::string> keys;
+                 // Only what the counts read: a running job's pod counts or messages change nothing here.
+                 const auto view = [](const kube::ObjectPtr& job) {
+                   return job ? quotaJobOf(*job) : std::optional<QuotaJob>();
+                 };
+                 if (old && current && view(old) == view(current)) return keys;
                  const kube::ObjectPtr& job = current ? current : old;
                  for (const auto& quota :
                       quotas.listNamespace(stringMember(member(*job, "metadata"), "namespace")))

@@ -30,8 +30,9 @@ class IpuQuotaReconciler final : public ctrl::Reconciler {
 
  private:
   Result<bool> adoptMissing(const Json& quota, const std::map<std::string, api::LedgerEntry>& missing);
-  Status removeGone(const Json& quota, const std::vector<std::string>& unknown,
-                    std::map<std::string, api::LedgerEntry>& ledger);
+  // false: the quota changed since it was read (nothing removed; read it again).
+  Result<bool> removeGone(const Json& quota, const std::vector<std::string>& unknown,
+                          std::map<std::string, api::LedgerEntry>& ledger);
 
   kube::RestClient& client_;
   const kube::Store& jobs_;

@@ -1,7 +1,5 @@
 #include "quota/quota_ledger.h"
 
-#include <vector>
-
 #include "common/json_access.h"
 #include "common/log.h"
 
@@ -14,37 +12,27 @@ constexpr int kClaimAttempts = 8;
 
 Json ledgerEntry(const std::string& resourceVersion, const LedgerClaim& claim) {
   return {{"metadata", {{"resourceVersion", resourceVersion}}},
-          {"status", {{api::kLedgerField, {{claim.name, {{"uid", claim.uid}, {"ipus", claim.ipus}}}}}}}};
+          {"status",
+           {{api::kLedgerField,
+             {{claim.name, {{"uid", claim.uid}, {"ipus", claim.ipus}, {"jobVersion", claim.jobVersion}}}}}}}};
 }
 
 }  // namespace
 
-Json ledgerRemoval(const std::string& jobName) {
-  return {{"status", {{api::kLedgerField, {{jobName, nullptr}}}}}};
+Json ledgerRemoval(const std::string& jobName, const std::string& resourceVersion) {
+  return {{"metadata", {{"resourceVersion", resourceVersion}}},
+          {"status", {{api::kLedgerField, {{jobName, nullptr}}}}}};
 }
 
 QuotaLedger::QuotaLedger(kube::RestClient& client, const kube::Store& quotas, const kube::Store& jobs)
     : client_(client), quotas_(quotas), jobs_(jobs) {}
 
 Result<std::optional<std::string>> QuotaLedger::claim(const LedgerClaim& claim) {
-  std::vector<std::string> written;
   for (const kube::ObjectPtr& quota : quotas_.listNamespace(claim.ns)) {
     auto claimed = claimIn(*quota, claim);
-    if (claimed && !*claimed) {
-      written.push_back(stringMember(member(*quota, "metadata"), "name"));
-      continue;
-    }
-    // Refused or not asked: give back what this claim took in the namespace's other quotas (the cache may
-    // not show those entries yet, so they are removed by name).
-    for (const std::string& quotaName : written) {
-      auto removed = client_.patch(ipuQuotaResource(), claim.ns, quotaName, kube::PatchType::kMerge,
-                                   ledgerRemoval(claim.name), "status");
-      if (!removed && removed.error().code != ErrorCode::kNotFound) {
-        log::warning("could not give back a partial quota claim; the quota controller will",
-                     {{"job", claim.ns + "/" + claim.name}, {"error", removed.error().toString()}});
-      }
-    }
-    return claimed;
+    // Refused or not asked: the entries written in the namespace's other quotas stay (they count the job as
+    // reserved, never less than the truth) until the job is given back() or admitted.
+    if (!claimed || *claimed) return claimed;
   }
   return std::optional<std::string>();
 }
@@ -79,13 +67,25 @@ Result<std::optional<std::string>> QuotaLedger::claimIn(const Json& cachedQuota,
 
 Status QuotaLedger::release(const std::string& ns, const std::string& name, const std::string& uid) {
   for (const kube::ObjectPtr& quota : quotas_.listNamespace(ns)) {
+    const Json& metadata = member(*quota, "metadata");
     const Json& entry = member(member(member(*quota, "status"), api::kLedgerField), name);
     if (!entry.is_object() || stringMember(entry, "uid") != uid) continue;
-    auto removed = client_.patch(ipuQuotaResource(), ns, stringMember(member(*quota, "metadata"), "name"),
-                                 kube::PatchType::kMerge, ledgerRemoval(name), "status");
+    // Conditional on the version that shows the entry: a claim written since (the job resumed, another
+    // writer) is never removed unseen; a conflict retries the job's reconcile, which reads again.
+    auto removed =
+        client_.patch(ipuQuotaResource(), ns, stringMember(metadata, "name"), kube::PatchType::kMerge,
+                      ledgerRemoval(name, stringMember(metadata, "resourceVersion")), "status");
     if (!removed && removed.error().code != ErrorCode::kNotFound) return removed.error();
   }
   return {};
+}
+
+bool QuotaLedger::claimed(const std::string& ns, const std::string& name, const std::string& uid) const {
+  for (const kube::ObjectPtr& quota : quotas_.listNamespace(ns)) {
+    const Json& entry = member(member(member(*quota, "status"), api::kLedgerField), name);
+    if (entry.is_object() && stringMember(entry, "uid") == uid) return true;
+  }
+  return false;
 }
 
 }  // namespace ipu::controllers

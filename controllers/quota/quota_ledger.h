@@ -25,13 +25,16 @@ class QuotaLedger {
   QuotaLedger(kube::RestClient& client, const kube::Store& quotas, const kube::Store& jobs);
 
   // Records the job in every IPUQuota of its namespace. nullopt: recorded (or the namespace has none); a
-  // message: a quota refuses it (the entries this claim wrote in the namespace's other quotas are removed
-  // again). An error: the API server could not be asked; nothing is promised.
+  // message: a quota refuses it. An error: the API server could not be asked; nothing is promised. Entries
+  // written before a refusal or an error stay (the job then counts as reserved) until release().
   Result<std::optional<std::string>> claim(const LedgerClaim& claim);
 
-  // Removes the job's entry from every IPUQuota of its namespace, once the job holds no IPUs and can no
-  // longer be admitted as it is (finished, suspended, deleted). Cheap when the caches show no entry.
+  // Removes the job's entry from every IPUQuota of its namespace (each removal conditional on the version
+  // that shows it): once the job holds no IPUs (finished, suspended), or waits without a place in line (its
+  // claim was refused, or it can never run under the quota as it is). Cheap when the caches show no entry.
   Status release(const std::string& ns, const std::string& name, const std::string& uid);
+  // Whether a cached IPUQuota of the namespace has an entry for the job.
+  bool claimed(const std::string& ns, const std::string& name, const std::string& uid) const;
 
  private:
   Result<std::optional<std::string>> claimIn(const Json& cachedQuota, const LedgerClaim& claim);
@@ -41,7 +44,8 @@ class QuotaLedger {
   const kube::Store& jobs_;
 };
 
-// The merge patch that removes one job's entry from a ledger (a null deletes a key in a merge patch).
-Json ledgerRemoval(const std::string& jobName);
+// The merge patch that removes one job's entry from a ledger (a null deletes a key in a merge patch),
+// conditional on the quota's resourceVersion.
+Json ledgerRemoval(const std::string& jobName, const std::string& resourceVersion);
 
 }  // namespace ipu::controllers

@@ -81,7 +81,9 @@ LedgerGaps ledgerGaps(const std::vector<QuotaJob>& jobs,
     const auto entry = ledger.find(job.name);
     const bool claimed = entry != ledger.end() && entry->second.uid == job.uid;
     if (claimed) known.insert(job.name);
-    if (job.holds() && !claimed) gaps.missing[job.name] = {job.uid, job.ipus};
+    // An entry under the name for another uid is checked with the API server first (below): which of the
+    // two is the job of that name now, only it can say.
+    if (job.holds() && entry == ledger.end()) gaps.missing[job.name] = {job.uid, job.ipus, ""};
   }
   for (const auto& [name, entry] : ledger) {
     if (!known.contains(name) && !gaps.missing.contains(name)) gaps.unknown.push_back(name);
@@ -92,7 +94,8 @@ LedgerGaps ledgerGaps(const std::vector<QuotaJob>& jobs,
 ClaimCheck checkClaim(const api::IpuQuota& quota, const std::vector<QuotaJob>& jobs,
                       const LedgerClaim& claim) {
   if (const auto own = quota.admissions.find(claim.name);
-      own != quota.admissions.end() && own->second == api::LedgerEntry{claim.uid, claim.ipus}) {
+      own != quota.admissions.end() &&
+      own->second == api::LedgerEntry{claim.uid, claim.ipus, claim.jobVersion}) {
     return {ClaimCheck::Kind::kRecorded, ""};
   }
   std::int64_t heldIpus = 0;
@@ -104,9 +107,14 @@ ClaimCheck checkClaim(const api::IpuQuota& quota, const std::vector<QuotaJob>& j
     heldIpus += entry.ipus;
     ++heldJobs;
   }
-  for (const auto& [name, entry] : ledgerGaps(jobs, quota.admissions).missing) {
-    if (name == claim.name) continue;
-    heldIpus += entry.ipus;
+  // Jobs holding IPUs that the ledger does not name with their uid count too (admitted before the quota
+  // existed, or a cache that shows an older job of a name).
+  for (const QuotaJob& job : jobs) {
+    const auto entry = quota.admissions.find(job.name);
+    if (!job.holds() || job.name == claim.name ||
+        (entry != quota.admissions.end() && entry->second.uid == job.uid))
+      continue;
+    heldIpus += job.ipus;
     ++heldJobs;
   }
   const auto& spec = quota.spec;

@@ -27,6 +27,7 @@ struct QuotaJob {
   std::int64_t ipus = 0;  // held (its held partitions) or asked for (jobInstances x ipusPerJobInstance)
 
   bool holds() const { return state != State::kWaiting; }
+  bool operator==(const QuotaJob&) const = default;
 };
 
 // nullopt for a job that neither holds nor asks for IPUs (finished with its partitions released, suspended,
@@ -40,10 +41,11 @@ api::IpuQuotaStatus observeQuota(const std::vector<QuotaJob>& jobs,
                                  const std::map<std::string, api::LedgerEntry>& ledger);
 
 // Where a ledger and the namespace's jobs disagree:
-//  - missing: jobs holding IPUs without an entry (admitted before the quota existed): the controller adds
-//    them, and until then every claim counts them;
-//  - unknown: entries whose job the cache does not show; only the API server can say that the job is gone
-//    (a cache may not have seen a job created a moment ago), so each is checked there before it goes.
+//  - missing: jobs holding IPUs with no entry under their name (admitted before the quota existed): the
+//    controller adds them, and until then every claim counts them;
+//  - unknown: entries whose job (name and uid) the cache does not show as holding or asking; only the API
+//    server can say that the job is gone (a cache may not have seen a job created a moment ago, or may
+//    still show an older job of the name), so each is checked there before it goes.
 struct LedgerGaps {
   std::map<std::string, api::LedgerEntry> missing;
   std::vector<std::string> unknown;  // job names
@@ -57,11 +59,12 @@ struct LedgerClaim {
   std::string name;
   std::string uid;
   std::int64_t ipus = 0;
+  std::string jobVersion;  // the job's resourceVersion, as the admission that claims read it
 };
 
 struct ClaimCheck {
   enum class Kind {
-    kRecorded,  // the ledger has this job, at this size, already: nothing to write
+    kRecorded,  // the ledger has this claim (job, size and job version) already: nothing to write
     kFits,      // write the entry (conditionally on the version checked)
     kRefused,   // over maxIPUs or maxJobs: the message says which, the limit and the use
   };

@@ -75,7 +75,9 @@ Result<std::map<std::string, LedgerEntry>> parseLedger(const Json& status) {
           ErrorCode::kInvalidArgument,
           path + "." + job + ": must be {uid: <job uid>, ipus: <0 or more>}, not " + entry.dump());
     }
-    ledger[job] = {uid->get<std::string>(), ipus->get<std::int64_t>()};
+    const auto version = entry.find("jobVersion");
+    ledger[job] = {uid->get<std::string>(), ipus->get<std::int64_t>(),
+                   version != entry.end() && version->is_string() ? version->get<std::string>() : ""};
   }
   return ledger;
 }

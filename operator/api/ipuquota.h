@@ -70,6 +70,10 @@ struct IpuQuotaStatus {
 struct LedgerEntry {
   std::string uid;
   std::int64_t ipus = 0;
+  // The job's resourceVersion its claim was checked against: a claim for a job that changed since is written
+  // again (never taken as done from a cache), so a claim always moves the quota's resourceVersion and every
+  // conditional write after it sees it.
+  std::string jobVersion;
 
   bool operator==(const LedgerEntry&) const = default;
 };

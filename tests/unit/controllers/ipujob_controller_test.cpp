@@ -75,8 +75,13 @@ TEST_F(WakeTest, AQuotaCreatedDeletedOrEditedWakesItsNamespacesWaitingJobs) {
   EXPECT_EQ(waitingJobsToWakeForQuota(store_, ptr(quota("ml", 1)), nullptr), kBothWaiting);
   EXPECT_EQ(waitingJobsToWakeForQuota(store_, ptr(quota("ml", 1)), ptr(quota("ml", 2))), kBothWaiting);
   EXPECT_TRUE(waitingJobsToWakeForQuota(store_, nullptr, ptr(quota("other", 1))).empty());
-  // Its own status writes (counts, the ledger) change nothing admission reads.
+  // Its count writes and new claims change nothing admission reads ...
   EXPECT_TRUE(waitingJobsToWakeForQuota(store_, ptr(quota("ml", 2)), ptr(quota("ml", 2, 8))).empty());
+  Json claimed = quota("ml", 2);
+  claimed["status"]["admissions"] = {{"job", {{"uid", "u"}, {"ipus", 4}}}};
+  EXPECT_TRUE(waitingJobsToWakeForQuota(store_, ptr(quota("ml", 2)), ptr(claimed)).empty());
+  // ... but a claim given back is room the waiting jobs may take.
+  EXPECT_EQ(waitingJobsToWakeForQuota(store_, ptr(claimed), ptr(quota("ml", 2))), kBothWaiting);
 }
 
 }  // namespace

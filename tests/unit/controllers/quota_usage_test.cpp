@@ -73,15 +73,16 @@ TEST(QuotaJobTest, StatusCountsUsedReservedPendingAdmittedAndWaiting) {
   EXPECT_EQ(status, (api::IpuQuotaStatus{8, 4 + 2, 16 + 1, 3, 2, std::nullopt}));
 }
 
-TEST(LedgerGapsTest, HeldJobsWithoutAnEntryAndEntriesWithoutAJob) {
+TEST(LedgerGapsTest, HeldJobsWithoutAnEntryAndEntriesWithoutTheirJob) {
   const std::vector<QuotaJob> jobs = {{"run", "u1", State::kRunning, 8},
                                       {"old-quota", "u2", State::kReserved, 4},
                                       {"renamed", "u3", State::kRunning, 2},
                                       {"waits", "u4", State::kWaiting, 16}};
-  const auto gaps = ledgerGaps(jobs, {{"run", {"u1", 8}}, {"renamed", {"before", 2}}, {"gone", {"u9", 1}}});
-  EXPECT_EQ(gaps.missing,
-            (std::map<std::string, api::LedgerEntry>{{"old-quota", {"u2", 4}}, {"renamed", {"u3", 2}}}));
-  EXPECT_EQ(gaps.unknown, std::vector<std::string>({"gone"}));
+  const auto gaps = ledgerGaps(
+      jobs, {{"run", {"u1", 8}}, {"renamed", {"before", 2}}, {"gone", {"u9", 1}}, {"waits", {"u4", 16}}});
+  EXPECT_EQ(gaps.missing, (std::map<std::string, api::LedgerEntry>{{"old-quota", {"u2", 4}}}));
+  // "renamed": the entry is another uid's; which job has the name now, only the API server can say.
+  EXPECT_EQ(gaps.unknown, std::vector<std::string>({"gone", "renamed"}));
 }
 
 TEST(CheckClaimTest, FitsUpToTheLimitAndNotOneIpuMore) {
@@ -105,8 +106,10 @@ TEST(CheckClaimTest, MaxJobsCountsEveryAdmittedJob) {
 }
 
 TEST(CheckClaimTest, AJobAlreadyInTheLedgerIsNotCountedTwice) {
-  const api::IpuQuota full = quota(8, std::nullopt, {{"new", {"un", 8}}});
-  EXPECT_EQ(checkClaim(full, {}, {"team-a", "new", "un", 8}).kind, ClaimCheck::Kind::kRecorded);
+  const api::IpuQuota full = quota(8, std::nullopt, {{"new", {"un", 8, "v5"}}});
+  EXPECT_EQ(checkClaim(full, {}, {"team-a", "new", "un", 8, "v5"}).kind, ClaimCheck::Kind::kRecorded);
+  // The job changed since its claim: the claim is written again (a cache's entry may be gone at the server).
+  EXPECT_EQ(checkClaim(full, {}, {"team-a", "new", "un", 8, "v7"}).kind, ClaimCheck::Kind::kFits);
   // An entry of an earlier job that had the name is a job gone: the claimant takes its place.
   const api::IpuQuota reused = quota(8, std::nullopt, {{"new", {"earlier", 8}}});
   EXPECT_EQ(checkClaim(reused, {}, {"team-a", "new", "un", 8}).kind, ClaimCheck::Kind::kFits);
@@ -123,6 +126,11 @@ TEST(CheckClaimTest, JobsHoldingIpusWithoutAnEntryCountToo) {
   const ClaimCheck check = checkClaim(quota(8, std::nullopt, {}), jobs, {"team-a", "new", "un", 1});
   EXPECT_EQ(check.kind, ClaimCheck::Kind::kRefused);
   EXPECT_NE(check.message.find("holds 8 (0 free)"), std::string::npos) << check.message;
+  // A cache showing an older job of a name whose entry is another uid's: both count until it is sorted out.
+  const ClaimCheck both =
+      checkClaim(quota(12, std::nullopt, {{"before", {"newer", 4}}}), jobs, {"team-a", "new", "un", 1});
+  EXPECT_EQ(both.kind, ClaimCheck::Kind::kRefused);
+  EXPECT_NE(both.message.find("holds 12 (0 free)"), std::string::npos) << both.message;
 }
 
 }  // namespace
