@@ -10,6 +10,7 @@
 #include "cli/flags.h"
 #include "common/log.h"
 #include "ipujob/orphan_partitions.h"
+#include "kube/quantity.h"
 #include "metrics/bind_address.h"
 
 namespace ipu::cmd {
@@ -129,6 +130,15 @@ Status checkValues(RawFlags& raw, const std::vector<std::string>& controllers) {
     return makeError(ErrorCode::kInvalidArgument,
                      "--runtime-image-pull-policy: \"" + policy + "\" is not Always, IfNotPresent or Never");
   }
+  // Checked here: an invalid sizeLimit would fail every worker pod at the API server instead.
+  if (auto valid = kube::validateQuantity(flags.shmSize); !valid) {
+    return makeError(ErrorCode::kInvalidArgument, "--shm-size: " + valid.error().message);
+  }
+  const std::string number = flags.shmSize.substr(0, flags.shmSize.find_first_not_of("+-0123456789."));
+  if (number.front() == '-' || number.find_first_of("123456789") == std::string::npos) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "--shm-size: \"" + flags.shmSize + "\" must be more than zero (like 10Gi)");
+  }
   if (auto valid = controllers::validatePartitionIdPrefix(flags.partitionIdPrefix); !valid) {
     return makeError(ErrorCode::kInvalidArgument, "--partition-id-prefix: " + valid.error().message);
   }
@@ -172,6 +182,13 @@ Result<VipuEndpoint> parseVipuEndpoint(const std::string& text) {
         "--vipu-controller: expected NAME=HOST:PORT (like pod64=10.0.0.5:8090), not \"" + text + "\"");
   }
   VipuEndpoint endpoint{text.substr(0, equals), text.substr(equals + 1, colon - equals - 1), 0};
+  // The name is the value of the nodes' ipu.graphcore.ai/vipu-controller label that worker pods select.
+  if (!kube::isLabelValue(endpoint.name)) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "--vipu-controller: the name \"" + endpoint.name +
+                         "\" cannot be a node label value (at most 63 letters, digits, '-', '_' or '.', "
+                         "beginning and ending with a letter or digit)");
+  }
   const std::string port = text.substr(colon + 1);
   const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), endpoint.port);
   if (port.empty() || error != std::errc() || end != port.data() + port.size() || endpoint.port < 1 ||

@@ -140,11 +140,23 @@ TEST(ParseOperatorFlagsTest, RefusesMissingControllerUnknownFlagsAndBadValues) {
       {"--vipu-controller", "a=h:1", "--metrics-bind-address", "8080"},
       {"--vipu-controller", "a=h:1", "--health-probe-bind-address", "host:99999"},
       {"--vipu-controller", "a=h:1", "--runtime-image-pull-policy", "Sometimes"},
+      {"--vipu-controller", "a=h:1", "--shm-size", "10GB"},
+      {"--vipu-controller", "a=h:1", "--shm-size", "0Gi"},
+      {"--vipu-controller", "a=h:1", "--shm-size", "-1Gi"},
+      {"--vipu-controller", "a=h:1", "--shm-size", ""},
+      {"--vipu-controller", "pod/64=h:1"},
+      {"--vipu-controller", "-pod=h:1"},
   };
   for (const auto& args : malformed) {
+    const std::string& flag = args[args.size() - 2];  // the flag whose value is wrong
     auto flags = parseOperatorFlags(args);
-    ASSERT_FALSE(flags.ok()) << args[2] << " " << args[3];
-    EXPECT_NE(flags.error().message.find(args[2]), std::string::npos) << flags.error().message;
+    ASSERT_FALSE(flags.ok()) << flag << " " << args.back();
+    EXPECT_NE(flags.error().message.find(flag), std::string::npos) << flags.error().message;
+  }
+  for (const char* size : {"512Mi", "1.5Gi", "64G", "1"}) {
+    auto flags = parseOperatorFlags({"--vipu-controller", "a=h:1", "--shm-size", size});
+    ASSERT_TRUE(flags.ok()) << size << ": " << flags.error().message;
+    EXPECT_EQ(flags->shmSize, size);
   }
 }
 
