@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 
+#include "cmd/installed_crds.h"
 #include "cmd/operator_flags.h"
 #include "cmd/telemetry.h"
 #include "common/log.h"
@@ -105,6 +106,7 @@ int main(int argc, char** argv) {
   if (!transport) return fail(transport.error().message);
   kube::RestClient client(std::shared_ptr<kube::Transport>(std::move(*transport)), *config,
                           kube::ClientOptions{.qps = flags->qps, .burst = flags->burst});
+  if (auto installed = cmd::requireInstalledCrds(client); !installed) return fail(installed.error().message);
   auto vipu = connectVipu(flags->vipuControllers, stop.get_token());
   if (!vipu) return fail(vipu.error().message);
   controllers::VipuControllers vipuControllers(vipu->targets);
