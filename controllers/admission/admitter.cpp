@@ -1,6 +1,5 @@
 #include "admission/admitter.h"
 
-#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -12,6 +11,7 @@
 #include "ipujob/job_status.h"
 #include "ipujob/worker_pod.h"
 #include "kube/resource.h"
+#include "quota/quota_usage.h"
 
 namespace ipu::controllers {
 namespace {
@@ -225,13 +225,11 @@ QuotaRules Admitter::quotaRules() const {
   for (auto& [ns, problem] : invalid) rules.quotas[ns].invalid = std::move(problem);
   // What each namespace holds: the partitions its jobs hold (status), and the admissions in flight here.
   for (const kube::ObjectPtr& object : jobs_.list()) {
-    const auto held = heldPartitionsOf(*object);
-    if (held.empty()) continue;
+    const auto held = heldQuotaJobOf(*object);
+    if (!held) continue;
     NamespaceUsage& usage = rules.usage[stringMember(member(*object, "metadata"), "namespace")];
-    const bool active = std::all_of(held.begin(), held.end(), [](const api::PartitionRecord& partition) {
-      return partition.state == api::kPartitionActive;
-    });
-    for (const auto& partition : held) (active ? usage.runningIpus : usage.reservedIpus) += partition.size;
+    const auto ipus = static_cast<std::uint64_t>(held->ipus);
+    (held->state == QuotaJob::State::kRunning ? usage.runningIpus : usage.reservedIpus) += ipus;
     ++usage.admittedJobs;
   }
   for (const auto& [key, admission] : inFlight_) {

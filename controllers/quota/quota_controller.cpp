@@ -1,7 +1,9 @@
 #include "quota/quota_controller.h"
 
+#include <tuple>
 #include <utility>
 
+#include "admission/admitter.h"
 #include "common/json_access.h"
 #include "common/log.h"
 #include "ipujob/ipujob_reconciler.h"
@@ -57,11 +59,11 @@ Result<bool> IpuQuotaReconciler::adoptMissing(const Json& quota,
                                               const std::map<std::string, api::LedgerEntry>& missing) {
   const Json& metadata = member(quota, "metadata");
   Json entries = Json::object();
-  for (const auto& [name, entry] : missing) entries[name] = {{"uid", entry.uid}, {"ipus", entry.ipus}};
-  const Json patch = {{"metadata", {{"resourceVersion", stringMember(metadata, "resourceVersion")}}},
-                      {"status", {{api::kLedgerField, std::move(entries)}}}};
-  auto written = client_.patch(ipuQuotaResource(), stringMember(metadata, "namespace"),
-                               stringMember(metadata, "name"), kube::PatchType::kMerge, patch, "status");
+  for (const auto& [name, entry] : missing) entries[name] = ledgerEntryJson(entry);
+  auto written =
+      client_.patch(ipuQuotaResource(), stringMember(metadata, "namespace"), stringMember(metadata, "name"),
+                    kube::PatchType::kMerge,
+                    ledgerPatch(stringMember(metadata, "resourceVersion"), std::move(entries)), "status");
   if (written) {
     log::info("IPUQuota ledger: counted jobs that hold IPUs without an entry",
               {{"quota", kube::objectKey(quota)}, {"jobs", std::to_string(missing.size())}});
@@ -87,10 +89,9 @@ Result<bool> IpuQuotaReconciler::removeGone(const Json& quota, const std::vector
     if (gone) removals[name] = nullptr;  // else the cache is behind: the job holds or asks for IPUs
   }
   if (removals.empty()) return true;
-  const Json patch = {{"metadata", {{"resourceVersion", stringMember(metadata, "resourceVersion")}}},
-                      {"status", {{api::kLedgerField, removals}}}};
-  auto removed = client_.patch(ipuQuotaResource(), ns, stringMember(metadata, "name"),
-                               kube::PatchType::kMerge, patch, "status");
+  auto removed =
+      client_.patch(ipuQuotaResource(), ns, stringMember(metadata, "name"), kube::PatchType::kMerge,
+                    ledgerPatch(stringMember(metadata, "resourceVersion"), removals), "status");
   if (!removed) {
     if (removed.error().code == ErrorCode::kConflict || removed.error().code == ErrorCode::kNotFound)
       return false;
@@ -110,9 +111,11 @@ IpuQuotaController::IpuQuotaController(ctrl::Manager& manager, kube::EventRecord
       .watches(ipuJobResource(),
                [&quotas](const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
                  std::vector<std::string> keys;
-                 // Only what the counts read: a running job's pod counts or messages change nothing here.
+                 // Only what the counts read (without parsing specs on every event): a running job's pod
+                 // counts or messages change nothing here.
                  const auto view = [](const kube::ObjectPtr& job) {
-                   return job ? quotaJobOf(*job) : std::optional<QuotaJob>();
+                   return std::tuple(heldQuotaJobOf(*job), waitsForAdmission(*job),
+                                     member(member(*job, "metadata"), "generation"));
                  };
                  if (old && current && view(old) == view(current)) return keys;
                  const kube::ObjectPtr& job = current ? current : old;

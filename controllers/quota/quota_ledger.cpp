@@ -1,7 +1,6 @@
 #include "quota/quota_ledger.h"
 
 #include "common/json_access.h"
-#include "common/log.h"
 
 namespace ipu::controllers {
 namespace {
@@ -10,18 +9,23 @@ namespace {
 // each one means another writer changed the quota, which a busy namespace may do a few times in a row.
 constexpr int kClaimAttempts = 8;
 
-Json ledgerEntry(const std::string& resourceVersion, const LedgerClaim& claim) {
-  return {{"metadata", {{"resourceVersion", resourceVersion}}},
-          {"status",
-           {{api::kLedgerField,
-             {{claim.name, {{"uid", claim.uid}, {"ipus", claim.ipus}, {"jobVersion", claim.jobVersion}}}}}}}};
+// Whether the quota's ledger has an entry for this job (by name and uid).
+bool hasEntry(const Json& quota, const std::string& name, const std::string& uid) {
+  const Json& entry = member(member(member(quota, "status"), api::kLedgerField), name);
+  return entry.is_object() && stringMember(entry, "uid") == uid;
 }
 
 }  // namespace
 
-Json ledgerRemoval(const std::string& jobName, const std::string& resourceVersion) {
+Json ledgerEntryJson(const api::LedgerEntry& entry) {
+  Json json = {{"uid", entry.uid}, {"ipus", entry.ipus}};
+  if (!entry.jobVersion.empty()) json["jobVersion"] = entry.jobVersion;
+  return json;
+}
+
+Json ledgerPatch(const std::string& resourceVersion, Json entries) {
   return {{"metadata", {{"resourceVersion", resourceVersion}}},
-          {"status", {{api::kLedgerField, {{jobName, nullptr}}}}}};
+          {"status", {{api::kLedgerField, std::move(entries)}}}};
 }
 
 QuotaLedger::QuotaLedger(kube::RestClient& client, const kube::Store& quotas, const kube::Store& jobs)
@@ -46,12 +50,15 @@ Result<std::optional<std::string>> QuotaLedger::claimIn(const Json& cachedQuota,
       return std::optional<std::string>("IPUQuota " + claim.ns + "/" + name +
                                         " cannot be read: " + quota.error().message);
     }
-    const auto jobs = quotaJobsOf(jobs_.listNamespace(claim.ns));
+    const auto jobs = heldQuotaJobsOf(jobs_.listNamespace(claim.ns));
     const ClaimCheck check = checkClaim(*quota, jobs, claim);
     if (check.kind == ClaimCheck::Kind::kRecorded) return std::optional<std::string>();
     if (check.kind == ClaimCheck::Kind::kRefused) return std::optional<std::string>(check.message);
-    auto written = client_.patch(ipuQuotaResource(), claim.ns, name, kube::PatchType::kMerge,
-                                 ledgerEntry(quota->resourceVersion, claim), "status");
+    auto written =
+        client_.patch(ipuQuotaResource(), claim.ns, name, kube::PatchType::kMerge,
+                      ledgerPatch(quota->resourceVersion,
+                                  {{claim.name, ledgerEntryJson({claim.uid, claim.ipus, claim.jobVersion})}}),
+                      "status");
     if (written) return std::optional<std::string>();
     if (written.error().code == ErrorCode::kNotFound) return std::optional<std::string>();  // quota deleted
     if (written.error().code != ErrorCode::kConflict) return written.error();
@@ -67,14 +74,13 @@ Result<std::optional<std::string>> QuotaLedger::claimIn(const Json& cachedQuota,
 
 Status QuotaLedger::release(const std::string& ns, const std::string& name, const std::string& uid) {
   for (const kube::ObjectPtr& quota : quotas_.listNamespace(ns)) {
+    if (!hasEntry(*quota, name, uid)) continue;
     const Json& metadata = member(*quota, "metadata");
-    const Json& entry = member(member(member(*quota, "status"), api::kLedgerField), name);
-    if (!entry.is_object() || stringMember(entry, "uid") != uid) continue;
     // Conditional on the version that shows the entry: a claim written since (the job resumed, another
     // writer) is never removed unseen; a conflict retries the job's reconcile, which reads again.
     auto removed =
         client_.patch(ipuQuotaResource(), ns, stringMember(metadata, "name"), kube::PatchType::kMerge,
-                      ledgerRemoval(name, stringMember(metadata, "resourceVersion")), "status");
+                      ledgerPatch(stringMember(metadata, "resourceVersion"), {{name, nullptr}}), "status");
     if (!removed && removed.error().code != ErrorCode::kNotFound) return removed.error();
   }
   return {};
@@ -82,8 +88,7 @@ Status QuotaLedger::release(const std::string& ns, const std::string& name, cons
 
 bool QuotaLedger::claimed(const std::string& ns, const std::string& name, const std::string& uid) const {
   for (const kube::ObjectPtr& quota : quotas_.listNamespace(ns)) {
-    const Json& entry = member(member(member(*quota, "status"), api::kLedgerField), name);
-    if (entry.is_object() && stringMember(entry, "uid") == uid) return true;
+    if (hasEntry(*quota, name, uid)) return true;
   }
   return false;
 }

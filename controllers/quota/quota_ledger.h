@@ -44,8 +44,11 @@ class QuotaLedger {
   const kube::Store& jobs_;
 };
 
-// The merge patch that removes one job's entry from a ledger (a null deletes a key in a merge patch),
-// conditional on the quota's resourceVersion.
-Json ledgerRemoval(const std::string& jobName, const std::string& resourceVersion);
+// One ledger entry as status.admissions holds it.
+Json ledgerEntryJson(const api::LedgerEntry& entry);
+// The merge patch of a quota's status that writes `entries` (job name -> entry; null removes the job's
+// entry), conditional on the quota's resourceVersion: every ledger write, so that none is lost to another
+// unseen.
+Json ledgerPatch(const std::string& resourceVersion, Json entries);
 
 }  // namespace ipu::controllers

@@ -17,19 +17,24 @@ std::string quotaName(const api::IpuQuota& quota) {
 
 }  // namespace
 
+std::optional<QuotaJob> heldQuotaJobOf(const Json& job) {
+  const auto held = api::heldPartitionsOf(job);
+  if (held.empty()) return std::nullopt;
+  const Json& metadata = member(job, "metadata");
+  const bool allActive = std::all_of(held.begin(), held.end(), [](const api::PartitionRecord& partition) {
+    return partition.state == api::kPartitionActive;
+  });
+  QuotaJob out{stringMember(metadata, "name"), stringMember(metadata, "uid"),
+               allActive ? QuotaJob::State::kRunning : QuotaJob::State::kReserved, 0};
+  for (const auto& partition : held) out.ipus += partition.size;
+  return out;
+}
+
 std::optional<QuotaJob> quotaJobOf(const Json& job) {
+  if (auto held = heldQuotaJobOf(job)) return held;
+  if (!waitsForAdmission(job)) return std::nullopt;
   const Json& metadata = member(job, "metadata");
   QuotaJob out{stringMember(metadata, "name"), stringMember(metadata, "uid"), QuotaJob::State::kWaiting, 0};
-  const auto held = api::heldPartitionsOf(job);
-  if (!held.empty()) {
-    const bool allActive = std::all_of(held.begin(), held.end(), [](const api::PartitionRecord& partition) {
-      return partition.state == api::kPartitionActive;
-    });
-    out.state = allActive ? QuotaJob::State::kRunning : QuotaJob::State::kReserved;
-    for (const auto& partition : held) out.ipus += partition.size;
-    return out;
-  }
-  if (!waitsForAdmission(job)) return std::nullopt;
   const auto spec = api::parseIpuJobSpec(member(job, "spec"));
   if (!spec) return std::nullopt;
   out.ipus = std::int64_t{spec->jobInstances} * spec->ipusPerJobInstance;
@@ -40,6 +45,14 @@ std::vector<QuotaJob> quotaJobsOf(const std::vector<std::shared_ptr<const Json>>
   std::vector<QuotaJob> out;
   for (const auto& job : jobs) {
     if (auto viewed = quotaJobOf(*job)) out.push_back(std::move(*viewed));
+  }
+  return out;
+}
+
+std::vector<QuotaJob> heldQuotaJobsOf(const std::vector<std::shared_ptr<const Json>>& jobs) {
+  std::vector<QuotaJob> out;
+  for (const auto& job : jobs) {
+    if (auto held = heldQuotaJobOf(*job)) out.push_back(std::move(*held));
   }
   return out;
 }

@@ -30,7 +30,13 @@ struct QuotaJob {
   bool operator==(const QuotaJob&) const = default;
 };
 
-// nullopt for a job that neither holds nor asks for IPUs (finished with its partitions released, suspended,
+// The job as it holds IPUs (kRunning or kReserved, with what its held partitions add up to); nullopt when it
+// holds none. Reads status only: cheap enough for every job of every admission pass.
+std::optional<QuotaJob> heldQuotaJobOf(const Json& job);
+std::vector<QuotaJob> heldQuotaJobsOf(const std::vector<std::shared_ptr<const Json>>& jobs);
+
+// heldQuotaJobOf, or for a waiting job what it asks for (its spec parsed); nullopt for a job that neither
+// holds nor asks for IPUs (finished with its partitions released, suspended,
 // being deleted without partitions, or waiting with a spec that does not parse: its own reconcile fails it).
 std::optional<QuotaJob> quotaJobOf(const Json& job);
 std::vector<QuotaJob> quotaJobsOf(const std::vector<std::shared_ptr<const Json>>& jobs);
@@ -74,7 +80,8 @@ struct ClaimCheck {
 
 // The check made, against the quota as one resourceVersion has it, before an entry is written: the
 // namespace's holding is the ledger (an entry of another job that had the claimant's name is a job gone) plus
-// the held jobs missing from it; with the claim it must stay within maxIPUs and maxJobs.
+// the held jobs missing from it; with the claim it must stay within maxIPUs and maxJobs. Only the jobs that
+// hold IPUs are read (heldQuotaJobsOf is enough).
 ClaimCheck checkClaim(const api::IpuQuota& quota, const std::vector<QuotaJob>& jobs,
                       const LedgerClaim& claim);
 

@@ -210,10 +210,12 @@ class OperatorTest : public ClusterTest {
     ClusterTest::TearDown();
   }
 
-  // Creates the manifest in the test's namespace and returns the created IPUJob's name (they use
-  // generateName).
-  std::string createJob(const std::string& manifest) {
-    auto created = kubectl({"create", "-f", "-", "-o", "name"}, RunOptions{.input = manifest});
+  // Creates the manifest in the test's namespace (or `inNamespace`) and returns the created IPUJob's name
+  // (they use generateName).
+  std::string createJob(const std::string& manifest, const std::string& inNamespace = "") {
+    auto created =
+        cluster().kubectl({"-n", inNamespace.empty() ? ns() : inNamespace, "create", "-f", "-", "-o", "name"},
+                          RunOptions{.input = manifest});
     EXPECT_TRUE(created.ok()) << created.describe();
     std::string name = created.out.substr(created.out.find('/') + 1);
     while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();

@@ -66,15 +66,6 @@ class QuotaTest : public OperatorTest {
     return teamJob(team, job).value("status", Json::object()).value("phase", "");
   }
 
-  std::string createIn(const std::string& team, const std::string& manifest) {
-    auto created =
-        cluster().kubectl({"-n", team, "create", "-f", "-", "-o", "name"}, RunOptions{.input = manifest});
-    EXPECT_TRUE(created.ok()) << created.describe();
-    std::string name = created.out.substr(created.out.find('/') + 1);
-    while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
-    return name;
-  }
-
   // The IPUQuota's printed row as kubectl shows it to an admin: LIMIT USED RESERVED PENDING ADMITTED WAITING.
   std::vector<std::string> quotaRow(const std::string& team) {
     auto printed = cluster().kubectl({"-n", team, "get", "ipuquota", "team", "--no-headers"});
@@ -271,13 +262,13 @@ TEST_F(QuotaTest, TwoHundredJobsInFiveNamespacesNeverExceedTheirQuotasThroughKil
 
 TEST_F(QuotaTest, AnAdminRaisesLowersAndDeletesAQuotaWhileJobsRun) {
   const std::string team = teamNamespace("t", 8);
-  const std::string a = createIn(team, manifestExitingWith(0, "", "25s"));
-  const std::string b = createIn(team, manifestExitingWith(0, "", "25s"));
+  const std::string a = createJob(manifestExitingWith(0, "", "25s"), team);
+  const std::string b = createJob(manifestExitingWith(0, "", "25s"), team);
   ASSERT_TRUE(
       eventually([&] { return teamPhase(team, a) == "Running" && teamPhase(team, b) == "Running"; }, 90s));
 
   // Over quota: waits, saying which quota, its limit, the use and its place.
-  const std::string c = createIn(team, manifestExitingWith(0, "", "25s"));
+  const std::string c = createJob(manifestExitingWith(0, "", "25s"), team);
   ASSERT_TRUE(eventually([&] { return teamPhase(team, c) == "Queued"; }, 30s));
   Json status = teamJob(team, c)["status"];
   EXPECT_NE(status.value("lastMessage", "")
@@ -306,8 +297,8 @@ TEST_F(QuotaTest, AnAdminRaisesLowersAndDeletesAQuotaWhileJobsRun) {
 
   // Lowered below what runs: nothing is stopped; nothing new is admitted while use is above the limit.
   setQuota(team, 4);
-  const std::string d = createIn(team, manifestExitingWith(0, "", "1s"));
-  const std::string never = createIn(team, readFile(kSixtyFourIpuManifest));
+  const std::string d = createJob(manifestExitingWith(0, "", "1s"), team);
+  const std::string never = createJob(readFile(kSixtyFourIpuManifest), team);
   ASSERT_TRUE(eventually([&] { return teamPhase(team, never) == "Queued"; }, 30s));
   EXPECT_NE(
       teamJob(team, never)["status"].value("lastMessage", "").find("can never run under the current quota"),
