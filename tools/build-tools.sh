@@ -23,6 +23,13 @@ cache=${IPU_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ipu-operator}
 bin_root=$cache/bin
 links=$bin_root/current
 mkdir -p "$bin_root" "$links"
+# One build at a time (the integration and e2e clusters start at once): a second caller waits, then finds
+# the binaries built.
+exec 9> "$bin_root/.lock"
+if ! flock -n 9; then
+  say "another build-tools.sh is building; waiting for it"
+  flock 9
+fi
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=readonly -trimpath -buildvcs=false"
 
 module_key() { cat "$here/$1/go.mod" "$here/$1/go.sum" | sha256sum | cut -c1-12; }
@@ -64,7 +71,8 @@ grep -q "k8s.io/kubernetes $KUBERNETES_VERSION" "$here/kubernetes/go.mod" || {
 
 build_module kubernetes "$KUBERNETES_VERSION" "$k8s_ldflags" \
   k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kubectl
+  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kubectl \
+  k8s.io/kubernetes/cmd/kube-proxy
 # go would name the binary of go.etcd.io/etcd/server/v3 "server".
 build_module etcd "$ETCD_VERSION" "-s -w" etcd=go.etcd.io/etcd/server/v3 go.etcd.io/etcd/etcdctl/v3
 build_module kwok "$KWOK_VERSION" "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v}" \

@@ -19,7 +19,7 @@ Commands:
   env      print shell exports for the cluster in --dir (eval "\$(tools/cluster.sh env)")
   restart COMPONENT
            stop one component (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, and with
-           a real node coredns) and start it again as it was, waiting until the cluster is healthy: for tests
+           a real node coredns and kube-proxy) and start it again as it was, waiting until the cluster is healthy: for tests
            of clients that must survive it
   stop COMPONENT, start COMPONENT
            the two halves of restart, for tests that act while the component is down
@@ -36,12 +36,17 @@ Options:
   --real-node           also start a real node, real-node-0: kubelet + a private containerd + runc, pods on a
                         CNI bridge of their own; label and taint ipu-operator.dev/real-node=true (NoSchedule),
                         so only pods that tolerate and select it run there; CoreDNS on the node IP port 53
-                        answers cluster.local for its pods. Needs root
+                        answers cluster.local for its pods; kube-proxy (iptables) gives them the Services'
+                        IPs, the API server included: it listens on the node IP (the bridge's address)
+                        instead of 127.0.0.1, so in-cluster clients (an operator installed with Helm)
+                        reach it as pods do in a real cluster. Needs root
   --images LIST         with --real-node: comma-separated images built by tools/images/build-<name>.sh and
                         imported into the node, named in cluster.env as IPU_CLUSTER_IMAGE_<NAME> (a dash
                         becomes an underscore: IPU_CLUSTER_IMAGE_IPU_RUNTIME) (default: busybox; also
-                        debian-mpi, and ipu-runtime from the built binary, \$IPU_RUNTIME_BINARY or
-                        build/runtime/ipu-runtime; the pause image is always there)
+                        debian-mpi, and from this build's binaries: ipu-runtime (\$IPU_RUNTIME_BINARY or
+                        build/runtime/ipu-runtime), ipu-operator (\$IPU_OPERATOR_BINARY or
+                        build/operator/ipu-operator), vipu-sim (\$VIPU_SIM_BINARY or build/vipu-sim/vipu-sim);
+                        the pause image is always there)
   -h, --help            this help
 USAGE
 }
@@ -157,11 +162,12 @@ cmd_env() {
 # check_component [running]: the component name is valid and the cluster exists (and runs, if asked).
 check_component() {
   case $restart_component in
-    etcd | kube-apiserver | kube-controller-manager | kube-scheduler | kwok | coredns) ;;
-    *) die_usage "unknown component '$restart_component' (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, coredns)" ;;
+    etcd | kube-apiserver | kube-controller-manager | kube-scheduler | kwok | coredns | kube-proxy) ;;
+    *) die_usage "unknown component '$restart_component' (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, coredns, kube-proxy)" ;;
   esac
-  if [[ $restart_component == coredns && ! -f $cluster_dir/pids/coredns.cmd ]]; then
-    echo "cluster: no coredns in $cluster_dir: it runs only with a real node (up --real-node)" >&2
+  if [[ $restart_component == coredns || $restart_component == kube-proxy ]] &&
+    [[ ! -f $cluster_dir/pids/$restart_component.cmd ]]; then
+    echo "cluster: no $restart_component in $cluster_dir: it runs only with a real node (up --real-node)" >&2
     return 1
   fi
   if [[ ${1:-} == running ]] && ! cluster_running; then
@@ -213,8 +219,29 @@ stop_everything() {
 cmd_down() {
   stop_everything
   rm -rf "$cluster_dir/etcd" "$cluster_dir/pki" "$cluster_dir"/*.kubeconfig "$cluster_dir/kubeconfig" \
-    "$cluster_dir/cluster.env" "$cluster_dir/kwok"
+    "$cluster_dir/cluster.env" "$cluster_dir/kwok" "$cluster_dir/audit-policy.yaml"
   echo "cluster: stopped; logs kept in $cluster_dir/logs" >&2
+}
+
+# The Services' ClusterIP range (the kubernetes Service is its first address, 10.96.0.1).
+service_cidr=10.96.0.0/16
+
+# write_audit_policy: the API server's audit log (logs/audit.log, one JSON event per request, metadata only)
+# records what service accounts outside kube-system do: an operator installed in the cluster, whose requests
+# tests compare with the roles its chart grants. The cluster's own components are left out (they would fill
+# the disk with heartbeats).
+write_audit_policy() {
+  cat > "$cluster_dir/audit-policy.yaml" <<'POLICY'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: None
+  userGroups: ["system:serviceaccounts:kube-system"]
+- level: Metadata
+  userGroups: ["system:serviceaccounts"]
+- level: None
+POLICY
 }
 
 write_nodes_manifest() {
@@ -277,8 +304,16 @@ cmd_up() {
   # From here on a failure stops whatever was started.
   trap 'status=$?; if ((status != 0)); then echo "cluster: start failed; stopping what was started (logs in $cluster_dir/logs)" >&2; stop_everything; fi' EXIT
 
+  # The API server's address: loopback, or with a real node the node's bridge address, where its pods
+  # reach it (through the kubernetes Service) and nothing beyond the machine does.
+  apiserver_address=127.0.0.1
+  if [[ $real_node == true ]]; then
+    real_node_network_up
+    apiserver_address=$node_ip
+  fi
   pki_create
-  local pki=$cluster_dir/pki
+  local pki=$cluster_dir/pki apiserver_url=https://$apiserver_address:$apiserver_port
+  write_audit_policy
   kubeconfig_write "$cluster_dir/kubeconfig" admin embed
   kubeconfig_write "$cluster_dir/controller-manager.kubeconfig" controller-manager
   kubeconfig_write "$cluster_dir/scheduler.kubeconfig" scheduler
@@ -292,18 +327,23 @@ cmd_up() {
 
   # podtemplates bypass the watch cache so that tests can force a 410 Gone by compacting etcd (a cached
   # resource answers old versions from memory).
+  # The kubernetes Service's endpoint is kept by the API server (lease reconciler) only where pods can
+  # use it: an endpoint on loopback is refused.
+  local endpoint_reconciler=none
+  [[ $real_node == false ]] || endpoint_reconciler=lease
   proc_start kube-apiserver "$bin_dir/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
-    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$apiserver_port" \
+    --bind-address "$apiserver_address" --advertise-address "$apiserver_address" --secure-port "$apiserver_port" \
     --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" --client-ca-file "$pki/ca.crt" \
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --service-account-key-file "$pki/service-account.pub" --service-account-signing-key-file "$pki/service-account.key" \
-    --service-cluster-ip-range 10.96.0.0/16 --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
+    --service-cluster-ip-range "$service_cidr" --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
     --allow-privileged=true --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" \
     --kubelet-client-key "$pki/apiserver-kubelet-client.key" --profiling=false --cert-dir "$cluster_dir/pki" \
-    --endpoint-reconciler-type none --kubelet-preferred-address-types InternalIP,Hostname \
-    --watch-cache-sizes podtemplates#0
+    --endpoint-reconciler-type "$endpoint_reconciler" --kubelet-preferred-address-types InternalIP,Hostname \
+    --watch-cache-sizes podtemplates#0 --audit-policy-file "$cluster_dir/audit-policy.yaml" \
+    --audit-log-path "$cluster_dir/logs/audit.log" --audit-log-format json
   proc_wait_until kube-apiserver "kube-apiserver to be ready" \
-    curl -sf --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "https://127.0.0.1:$apiserver_port/readyz"
+    curl -sf --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "$apiserver_url/readyz"
 
   proc_start kube-controller-manager "$bin_dir/kube-controller-manager" \
     --kubeconfig "$cluster_dir/controller-manager.kubeconfig" --authentication-kubeconfig "$cluster_dir/controller-manager.kubeconfig" \
@@ -354,14 +394,15 @@ KWOKLOGS
 KUBECONFIG=$cluster_dir/kubeconfig
 IPU_CLUSTER_DIR=$cluster_dir
 IPU_CLUSTER_BIN_DIR=$bin_dir
-IPU_CLUSTER_APISERVER=https://127.0.0.1:$apiserver_port
+IPU_CLUSTER_APISERVER=$apiserver_url
 IPU_CLUSTER_ETCD=http://127.0.0.1:$etcd_port
+IPU_CLUSTER_AUDIT_LOG=$cluster_dir/logs/audit.log
 ENV
   printf '%s' "$real_node_env" >> "$cluster_dir/cluster.env"
   trap - EXIT
   local what="$nodes simulated IPU host node(s) ($ipu_pods)"
   [[ $real_node == false ]] || what+=" and the real node $real_node_name (control plane after $control_plane_time s)"
-  echo "cluster: up in $((SECONDS - started)) s: https://127.0.0.1:$apiserver_port, $what" >&2
+  echo "cluster: up in $((SECONDS - started)) s: $apiserver_url, $what" >&2
   echo "cluster: export KUBECONFIG=$cluster_dir/kubeconfig   (or: eval \"\$(tools/cluster.sh env --dir $cluster_dir)\")" >&2
 }
 

@@ -20,7 +20,8 @@ pki_create() {
   openssl req -x509 -new -key "$pki/ca.key" -subj "/CN=ipu-operator-local-ca" -days 3650 -sha256 \
     -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
     -out "$pki/ca.crt" 2>/dev/null
-  local server_san="subjectAltName=IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+  # The kubernetes Service's IP and names, loopback, and the address the API server listens on.
+  local server_san="subjectAltName=IP:127.0.0.1,IP:${apiserver_address:-127.0.0.1},IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
   pki_issue apiserver "/CN=kube-apiserver" "extendedKeyUsage=serverAuth
 $server_san"
   pki_issue admin "/O=system:masters/CN=local-admin" "extendedKeyUsage=clientAuth"
@@ -38,7 +39,7 @@ subjectAltName=IP:127.0.0.1,DNS:localhost"
 # kubeconfig_write <file> <user cert name> [embed]: a kubeconfig for one client certificate.
 # The admin kubeconfig embeds its data so it can be copied elsewhere; components read files.
 kubeconfig_write() {
-  local file=$1 user=$2 embed=${3:-} pki=$cluster_dir/pki server="https://127.0.0.1:$apiserver_port"
+  local file=$1 user=$2 embed=${3:-} pki=$cluster_dir/pki server="https://${apiserver_address:-127.0.0.1}:$apiserver_port"
   local ca_line cert_line key_line
   if [[ $embed == embed ]]; then
     ca_line="certificate-authority-data: $(base64 -w0 < "$pki/ca.crt")"

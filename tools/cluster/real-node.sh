@@ -2,6 +2,11 @@
 # bridge, so that end-to-end tests run real containers and `kubectl logs` shows real output; and CoreDNS on
 # the node IP, the cluster DNS of its pods (cluster.local), so that they find each other by name.
 #
+# kube-proxy (iptables mode) gives its pods the Services' ClusterIPs: their CNI routes send the Service range
+# to the node, whose PREROUTING rules turn 10.96.0.1:443 into the API server on the node IP. Nothing is
+# forwarded or masqueraded: a Service must have its endpoints on the node itself (the API server) to be
+# reachable; pods reach each other directly (headless Services, CoreDNS).
+#
 # Everything the node starts or mounts lives under <dir>/real-node and is undone by real_node_down. What
 # cannot live there is named per cluster directory (bridge, CNI network, cgroup root) and removed on down:
 #   - the CNI bridge ipurn-<hash>, which carries the node's address (kubelet refuses a loopback node IP);
@@ -9,7 +14,8 @@
 #   - /var/lib/cni/results/*-<sandbox id>-* (libcni's cache; containerd 1.6 cannot move it);
 #   - /run/containerd/s/<hash> (containerd 1.6 shim sockets: fixed directory, socket per containerd address);
 #   - /var/log/containers/* links into <dir> and /var/lib/kubelet/device-plugins/kubelet.sock, both at
-#     paths compiled into the kubelet: one real node per machine (checked on up).
+#     paths compiled into the kubelet: one real node per machine (checked on up);
+#   - kube-proxy's KUBE-* chains in the machine's iptables (kube-proxy --cleanup on down).
 # Directories the node had to create outside <dir> are recorded and removed on down when empty, and the
 # kernel settings the kubelet changes at start (kernel.panic...) are put back as soon as the node is Ready.
 
@@ -51,10 +57,11 @@ real_node_cgroup_mounts() { findmnt -rn -t cgroup,cgroup2 -o TARGET; }
 real_node_preflight() {
   [[ $(id -u) == 0 ]] || { echo "cluster: --real-node needs root (containers, mounts, a bridge)" >&2; return 1; }
   local b missing=()
-  for b in containerd containerd-shim-runc-v2 runc ctr ip findmnt; do command -v "$b" > /dev/null || missing+=("$b"); done
+  for b in containerd containerd-shim-runc-v2 runc ctr ip findmnt iptables-restore; do command -v "$b" > /dev/null || missing+=("$b"); done
   for b in bridge host-local loopback portmap; do [[ -x $cni_bin_dir/$b ]] || missing+=("$cni_bin_dir/$b"); done
   [[ -x $bin_dir/kubelet ]] || missing+=("$bin_dir/kubelet")
   [[ -x $bin_dir/coredns ]] || missing+=("$bin_dir/coredns")
+  [[ -x $bin_dir/kube-proxy ]] || missing+=("$bin_dir/kube-proxy")
   if ((${#missing[@]} > 0)); then
     echo "cluster: --real-node needs ${missing[*]} (run tools/install-deps.sh)" >&2
     return 1
@@ -140,7 +147,7 @@ real_node_write_cni_config() {
       "ipam": {
         "type": "host-local",
         "ranges": [[{"subnet": "$pod_subnet", "gateway": "$node_ip"}]],
-        "routes": [],
+        "routes": [{"dst": "$service_cidr", "gw": "$node_ip"}],
         "dataDir": "$real_node_dir/cni-ipam"
       }
     },
@@ -272,17 +279,50 @@ real_node_make_cgroups() {
   done
 }
 
-# real_node_up <images...>: builds and imports the images (pause always), starts containerd and the kubelet,
-# waits for the node to be Ready. Sets real_node_env to the lines cluster.sh adds to cluster.env.
-# (cluster.sh runs real_node_preflight first, before anything starts.)
-real_node_up() {
-  local started=$SECONDS images=("$@") image ref archive
+# real_node_network_up: the node's directory and its bridge, whose address (node_ip) the API server listens
+# on: the first thing cluster.sh does for a real node, before the certificates (which name that address).
+real_node_network_up() {
   real_node_names
   rm -rf --one-file-system "$real_node_dir"
   mkdir -p "$real_node_dir"/{containerd,cni,cni-ipam,kubelet/root}
   real_node_record_host_dirs
   printf 'bridge=%s\ncni_network=%s\ncgroup_root=%s\npod_subnet=%s\nnode_ip=%s\n' \
     "$bridge" "$cni_network" "$cgroup_root" "$pod_subnet" "$node_ip" > "$real_node_dir/node.env"
+  ip link add "$bridge" type bridge
+  ip addr add "$node_ip/24" dev "$bridge"
+  ip link set "$bridge" up
+}
+
+# real_node_start_kube_proxy: kube-proxy in iptables mode for this node. NodePorts only on the node IP (never
+# the machine's other interfaces, never localhost: that would need route_localnet), and the machine's
+# conntrack settings left as they are.
+real_node_start_kube_proxy() {
+  local health_port metrics_port
+  pick_port health_port "kube-proxy healthz"
+  pick_port metrics_port "kube-proxy metrics"
+  pki_issue kube-proxy "/CN=system:kube-proxy" "extendedKeyUsage=clientAuth"
+  kubeconfig_write "$cluster_dir/kube-proxy.kubeconfig" kube-proxy
+  cat > "$real_node_dir/kube-proxy.yaml" <<YAML
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: $cluster_dir/kube-proxy.kubeconfig}
+hostnameOverride: $real_node_name
+mode: iptables
+healthzBindAddress: 127.0.0.1:$health_port
+metricsBindAddress: 127.0.0.1:$metrics_port
+nodePortAddresses: ["$node_ip/32"]
+iptables: {localhostNodePorts: false, masqueradeAll: false}
+conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+YAML
+  proc_start kube-proxy "$bin_dir/kube-proxy" --config "$real_node_dir/kube-proxy.yaml"
+  proc_wait_until kube-proxy "kube-proxy to be healthy" curl -sf "http://127.0.0.1:$health_port/healthz"
+}
+
+# real_node_up <images...>: builds and imports the images (pause always), starts containerd, the kubelet and
+# kube-proxy, waits for the node to be Ready. Sets real_node_env to the lines cluster.sh adds to cluster.env.
+# (cluster.sh runs real_node_preflight first, before anything starts, and real_node_network_up.)
+real_node_up() {
+  local started=$SECONDS images=("$@") image ref archive
   local s
   for s in "${real_node_sysctls[@]}"; do echo "$s=$(sysctl -n "$s")"; done > "$real_node_dir/sysctls.saved"
 
@@ -301,9 +341,6 @@ real_node_up() {
   done
 
   real_node_make_cgroups
-  ip link add "$bridge" type bridge
-  ip addr add "$node_ip/24" dev "$bridge"
-  ip link set "$bridge" up
   real_node_write_containerd_config
   real_node_write_cni_config
   # Before the kubelet, so that the first pod can already resolve names.
@@ -330,6 +367,7 @@ subjectAltName=IP:$node_ip,DNS:$real_node_name"
   proc_wait_until kubelet "the real node to be Ready" \
     "${kubectl[@]}" wait --for=condition=Ready "node/$real_node_name" --timeout 2s
   real_node_restore_sysctls
+  real_node_start_kube_proxy
   real_node_env+="IPU_CLUSTER_REAL_NODE=$real_node_name
 IPU_CLUSTER_REAL_NODE_IP=$node_ip
 IPU_CLUSTER_IMAGE_PAUSE=$pause_image
@@ -375,6 +413,7 @@ real_node_down() {
   source "$real_node_dir/node.env"
   real_node_drain
   proc_stop kubelet
+  real_node_stop_kube_proxy
   if proc_alive containerd; then
     local task
     for task in $(real_node_ctr tasks list --quiet 2>/dev/null); do
@@ -410,7 +449,37 @@ real_node_down() {
     while read -r dir; do rmdir "$dir" 2>/dev/null || true; done < "$real_node_dir/created-host-dirs"
   fi
   real_node_restore_sysctls
-  rm -rf --one-file-system "$real_node_dir" "$cluster_dir/kubelet.kubeconfig" "$cluster_dir/coredns.kubeconfig"
+  rm -rf --one-file-system "$real_node_dir" "$cluster_dir/kubelet.kubeconfig" "$cluster_dir/coredns.kubeconfig" \
+    "$cluster_dir/kube-proxy.kubeconfig"
+}
+
+# real_node_stop_kube_proxy: stops it and removes its iptables chains (also after a crash: they outlive it).
+real_node_stop_kube_proxy() {
+  proc_stop kube-proxy
+  local bin=${bin_dir:-$(sed -n 's/^IPU_CLUSTER_BIN_DIR=//p' "$cluster_dir/cluster.env" 2>/dev/null)}
+  [[ -x $bin/kube-proxy ]] || bin=$("$here/build-tools.sh" --quiet 2>/dev/null || true)
+  if [[ -x $bin/kube-proxy ]] && iptables-save 2>/dev/null | grep -q 'KUBE-'; then
+    "$bin/kube-proxy" --cleanup >> "$cluster_dir/logs/kube-proxy.log" 2>&1 ||
+      echo "cluster: kube-proxy --cleanup failed (see $cluster_dir/logs/kube-proxy.log)" >&2
+  fi
+  # --cleanup leaves KUBE-FIREWALL (kubelets share it); no other kubelet runs here (preflight), so the
+  # KUBE-* chains that remain are this node's.
+  local family table chain rule
+  for family in iptables ip6tables; do
+    for table in filter nat mangle; do
+      for chain in $("$family-save" -t "$table" 2>/dev/null | sed -n 's/^:\(KUBE-[^ ]*\) .*/\1/p'); do
+        "$family-save" -t "$table" | grep -- "-j $chain\( \|$\)" | grep '^-A ' | while read -r rule; do
+          # shellcheck disable=SC2086
+          "$family" -t "$table" -D ${rule#-A } 2>/dev/null || true
+        done
+        "$family" -t "$table" -F "$chain" 2>/dev/null || true
+      done
+      for chain in $("$family-save" -t "$table" 2>/dev/null | sed -n 's/^:\(KUBE-[^ ]*\) .*/\1/p'); do
+        "$family" -t "$table" -X "$chain" 2>/dev/null ||
+          echo "cluster: could not remove the $family chain $table/$chain" >&2
+      done
+    done
+  done
 }
 
 # Shims (containerd starts them in their own process groups) and container processes that outlived

@@ -17,19 +17,7 @@ source "$(dirname "$0")/lib.sh"
 
 repo=$(cd "$images_dir/../.." && pwd)
 binary=${IPU_RUNTIME_BINARY:-$repo/build/runtime/ipu-runtime}
-library_args=()
-while [[ $# -gt 0 ]]; do
-  case $1 in
-    --binary)
-      [[ $# -ge 2 && -n $2 ]] || { echo "build-ipu-runtime: --binary needs a path" >&2; exit 2; }
-      binary=$2
-      shift 2
-      ;;
-    --quiet | -h | --help) library_args+=("$1"); shift ;;
-    *) echo "build-ipu-runtime: unknown option '$1' (accepted: --binary PATH, --quiet)" >&2; exit 2 ;;
-  esac
-done
-image_parse_args "${library_args[@]}"
+image_parse_binary_args binary "$@"
 
 [[ -f $binary ]] ||
   { echo "build-ipu-runtime: no ipu-runtime binary at $binary; build it first: cmake --build build --target ipu-runtime" \
@@ -47,11 +35,7 @@ image_name=ipu-runtime
 image_begin "$(sha256sum < "$binary")" "$(objcopy --version | head -n 1)"
 
 if [[ $image_cached == false ]]; then
-  # 65532 is the non-root uid distroless images use; the name helps whoever runs `id` in a debug container.
-  mkdir -p "$rootfs/etc"
-  printf '%s\n' 'root:x:0:0:root:/root:/sbin/nologin' 'nonroot:x:65532:65532:nonroot:/nonexistent:/sbin/nologin' \
-    > "$rootfs/etc/passwd"
-  printf '%s\n' 'root:x:0:' 'nonroot:x:65532:' > "$rootfs/etc/group"
+  image_nonroot_user
   # Stripped: the debug information is for the build tree's copy (about two thirds of its size).
   objcopy --strip-all "$binary" "$image_work/ipu-runtime"
   install -m 755 -o 0 -g 0 "$image_work/ipu-runtime" "$rootfs/ipu-runtime"

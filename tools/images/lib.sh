@@ -25,6 +25,25 @@ image_parse_args() {
   done
 }
 
+# image_parse_binary_args <variable> <args...>: the options of a script that packs a binary built here:
+# --binary PATH (sets the variable) plus image_parse_args' own.
+image_parse_binary_args() {
+  local variable=$1 library_args=()
+  shift
+  while [[ $# -gt 0 ]]; do
+    case $1 in
+      --binary)
+        [[ $# -ge 2 && -n $2 ]] || { echo "$(basename "$0"): --binary needs a path" >&2; exit 2; }
+        printf -v "$variable" '%s' "$2"
+        shift 2
+        ;;
+      --quiet | -h | --help) library_args+=("$1"); shift ;;
+      *) echo "$(basename "$0"): unknown option '$1' (accepted: --binary PATH, --quiet)" >&2; exit 2 ;;
+    esac
+  done
+  image_parse_args "${library_args[@]}"
+}
+
 # image_begin_from_busybox_static: image_begin keyed by Debian's static busybox (package version and binary),
 # which the image is built from; fails clearly when the package is missing. Sets busybox to its path.
 image_begin_from_busybox_static() {
@@ -118,3 +137,19 @@ image_blob() {
   printf -v "${kind}_digest" '%s' "$digest"
   printf -v "${kind}_size" '%s' "${#json}"
 }
+
+# image_begin_from_elf <binary> [inputs...]: image_begin keyed by a dynamically linked binary and every
+# shared object it loads (their contents, so a Debian security update makes a new image), plus the strip
+# tool's version.
+image_begin_from_elf() {
+  local binary=$1; shift
+  [[ -f $binary ]] || { echo "build-$image_name: no binary at $binary (build it first)" >&2; exit 1; }
+  local closure
+  closure=$("$images_dir/elf-rootfs.sh" --closure "$binary")
+  # shellcheck disable=SC2086
+  image_begin "$(sha256sum < "$binary")" "$(objcopy --version | head -n 1)" "$(sha256sum $closure)" \
+    "$(sha256sum < "$images_dir/elf-rootfs.sh")" "$@"
+}
+
+# image_nonroot_user: /etc/passwd and /etc/group naming the non-root user images run as.
+image_nonroot_user() { "$images_dir/elf-rootfs.sh" --user-only "$rootfs"; }

@@ -36,7 +36,7 @@ mapfile -t staging < <(awk '$2 == "v0.0.0" && $1 ~ /^k8s\.io\// {print $1}' "$re
 } > "$here/go.mod"
 rm -f "$here/go.sum"
 cd "$here"
-for cmd in kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl; do
+for cmd in kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kube-proxy; do
   go get -tool "k8s.io/kubernetes/cmd/$cmd@$version"
 done
 echo "updated $here/go.mod for Kubernetes $version (${#staging[@]} staging modules at $staging_version)"
