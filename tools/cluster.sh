@@ -329,6 +329,8 @@ cmd_up() {
   # resource answers old versions from memory).
   # The kubernetes Service's endpoint is kept by the API server (lease reconciler) only where pods can
   # use it: an endpoint on loopback is refused.
+  # OwnerReferencesPermissionEnforcement, as hardened clusters run it: an owner reference that blocks the
+  # owner's deletion needs update on the owner's finalizers, which an operator's roles must then grant.
   local endpoint_reconciler=none
   [[ $real_node == false ]] || endpoint_reconciler=lease
   proc_start kube-apiserver "$bin_dir/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
@@ -336,7 +338,7 @@ cmd_up() {
     --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" --client-ca-file "$pki/ca.crt" \
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --service-account-key-file "$pki/service-account.pub" --service-account-signing-key-file "$pki/service-account.key" \
-    --service-cluster-ip-range "$service_cidr" --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
+    --service-cluster-ip-range "$service_cidr" --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction,OwnerReferencesPermissionEnforcement \
     --allow-privileged=true --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" \
     --kubelet-client-key "$pki/apiserver-kubelet-client.key" --profiling=false --cert-dir "$cluster_dir/pki" \
     --endpoint-reconciler-type "$endpoint_reconciler" --kubelet-preferred-address-types InternalIP,Hostname \

@@ -106,6 +106,7 @@ std::vector<AuditedRequest> auditedRequestsOf(std::istream& log, const std::stri
     request.verb = event.value("verb", "");
     request.uri = event.value("requestURI", "");
     request.code = event.value("/responseStatus/code"_json_pointer, 0);
+    request.received = event.value("requestReceivedTimestamp", "");
     if (const auto ref = event.find("objectRef"); ref != event.end() && ref->is_object()) {
       request.apiGroup = ref->value("apiGroup", "");
       request.resource = ref->value("resource", "");

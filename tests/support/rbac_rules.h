@@ -20,6 +20,7 @@ struct Grant {
 struct AuditedRequest {
   std::string verb, apiGroup, resource, subresource, ns, name, uri;
   int code = 0;
+  std::string received;  // requestReceivedTimestamp, RFC 3339 in UTC with microseconds: compares as text
   // "create pods/status in team-a (uid 201)" for messages.
   std::string describe() const;
 };

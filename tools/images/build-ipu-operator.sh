@@ -5,7 +5,7 @@
 # and an empty /tmp to mount an emptyDir on. No shell, no package manager: the root filesystem can be
 # mounted read-only. Cached in $IPU_OPERATOR_CACHE/images/ipu-operator-<key>.tar, the key being a hash of
 # this script, tools/images/lib.sh, the binary and every library it loads: same inputs, same bytes.
-# deploy/images/ipu-operator/Dockerfile builds the same image with Docker.
+# deploy/images/Dockerfile (--target ipu-operator) builds the same image with Docker.
 #
 # The binary comes from --binary PATH, else $IPU_OPERATOR_BINARY, else <repo>/build/operator/ipu-operator.
 #

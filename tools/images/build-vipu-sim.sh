@@ -2,7 +2,7 @@
 # Builds localhost/ipu-operator/vipu-sim:<key>, the image of vipu-sim, the simulated V-IPU controller the
 # Helm chart can run in clusters without IPUs: a stripped copy of the vipu-sim binary at /vipu-sim and the
 # shared objects it loads, /etc/passwd naming its non-root user (65532), an empty /tmp. Built and cached like
-# build-ipu-operator.sh; deploy/images/vipu-sim/Dockerfile builds the same image with Docker.
+# build-ipu-operator.sh; deploy/images/Dockerfile (--target vipu-sim) builds the same image with Docker.
 #
 # The binary comes from --binary PATH, else $VIPU_SIM_BINARY, else <repo>/build/vipu-sim/vipu-sim.
 #

@@ -3,7 +3,7 @@
 # copy of the binary, every shared object it loads (the program interpreter included) at the path the loader
 # looks for it, /etc/passwd and /etc/group naming the non-root user 65532 ("nonroot", the uid distroless
 # images use) and an empty /tmp for an emptyDir. No shell, package manager or compiler: the image's root
-# filesystem can be mounted read-only. Used by tools/images/build-*.sh and by deploy/images/*/Dockerfile.
+# filesystem can be mounted read-only. Used by tools/images/build-*.sh and by deploy/images/Dockerfile.
 #
 # Usage: tools/images/elf-rootfs.sh BINARY PATH-IN-IMAGE ROOTFS
 #        tools/images/elf-rootfs.sh --closure BINARY     (prints the shared objects it loads, sorted)

@@ -81,7 +81,7 @@ TEST(RbacRulesTest, NonResourceRequestsMatchUrlsWithWildcardSuffix) {
 
 TEST(RbacRulesTest, ReadsTheUsersCompletedRequestsFromTheAuditLog) {
   std::istringstream log(
-      R"({"stage":"ResponseComplete","verb":"get","requestURI":"/api/v1/namespaces/a/pods/p?timeout=5s","user":{"username":"me"},"objectRef":{"resource":"pods","namespace":"a","name":"p","apiVersion":"v1"},"responseStatus":{"code":200}})"
+      R"({"stage":"ResponseComplete","requestReceivedTimestamp":"2026-11-24T07:21:00.790123Z","verb":"get","requestURI":"/api/v1/namespaces/a/pods/p?timeout=5s","user":{"username":"me"},"objectRef":{"resource":"pods","namespace":"a","name":"p","apiVersion":"v1"},"responseStatus":{"code":200}})"
       "\n"
       R"({"stage":"ResponseStarted","verb":"watch","requestURI":"/api/v1/pods?watch=1","user":{"username":"me"},"objectRef":{"resource":"pods"}})"
       "\n"
@@ -92,6 +92,7 @@ TEST(RbacRulesTest, ReadsTheUsersCompletedRequestsFromTheAuditLog) {
   const auto requests = auditedRequestsOf(log, "me");
   ASSERT_EQ(requests.size(), 2u);
   EXPECT_EQ(requests[0].describe(), "get pods p in a (200)");
+  EXPECT_EQ(requests[0].received, "2026-11-24T07:21:00.790123Z");
   EXPECT_EQ(requests[1].describe(), "get /apis (403)");
 }
 
