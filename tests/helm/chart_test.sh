@@ -254,9 +254,6 @@ if spec.get("serviceAccountName") != "chart-test-ipu-operator": problems.append(
 mounts = {m["mountPath"]: m["name"] for m in c.get("volumeMounts", [])}
 volumes = {v["name"]: v for v in spec.get("volumes", [])}
 if "emptyDir" not in volumes.get(mounts.get("/tmp"), {}): problems.append("/tmp is not an emptyDir")
-env = {e["name"]: e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") for e in c.get("env", [])}
-if env.get("POD_NAMESPACE") != "metadata.namespace" or env.get("POD_NAME") != "metadata.name":
-    problems.append("POD_NAMESPACE/POD_NAME do not come from the downward API: %s" % env)
 if c.get("resources") != {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}}:
     problems.append("resources %s" % c.get("resources"))
 '

@@ -8,6 +8,12 @@ namespace {
 
 using Json = nlohmann::json;
 
+// Objects are read with value(): a missing key is a normal case here (a rule without nonResourceURLs), and
+// const operator[] on a missing key is undefined.
+Json metadataOf(const Json& object) {
+  return object.value("metadata", Json::object());
+}
+
 bool listHas(const Json& list, const std::string& value) {
   if (!list.is_array()) return false;
   return std::any_of(list.begin(), list.end(),
@@ -15,7 +21,7 @@ bool listHas(const Json& list, const std::string& value) {
 }
 
 bool namesServiceAccount(const Json& binding, const std::string& ns, const std::string& name) {
-  const std::string bindingNs = binding["metadata"].value("namespace", "");
+  const std::string bindingNs = metadataOf(binding).value("namespace", "");
   for (const auto& subject : binding.value("subjects", Json::array())) {
     if (subject.value("kind", "") != "ServiceAccount" || subject.value("name", "") != name) continue;
     // A RoleBinding's subject without a namespace is in the binding's namespace.
@@ -27,8 +33,8 @@ bool namesServiceAccount(const Json& binding, const std::string& ns, const std::
 const Json* findRole(const std::vector<Json>& objects, const std::string& kind, const std::string& name,
                      const std::string& ns) {
   for (const auto& object : objects) {
-    if (object.value("kind", "") != kind || object["metadata"].value("name", "") != name) continue;
-    if (kind == "Role" && object["metadata"].value("namespace", "") != ns) continue;
+    if (object.value("kind", "") != kind || metadataOf(object).value("name", "") != name) continue;
+    if (kind == "Role" && metadataOf(object).value("namespace", "") != ns) continue;
     return &object;
   }
   return nullptr;
@@ -64,8 +70,8 @@ std::vector<Grant> grantsOf(const std::vector<Json>& objects, const std::string&
     const std::string kind = binding.value("kind", "");
     if ((kind != "RoleBinding" && kind != "ClusterRoleBinding") || !namesServiceAccount(binding, ns, name))
       continue;
-    const std::string bindingNs = kind == "RoleBinding" ? binding["metadata"].value("namespace", "") : "";
-    const Json& ref = binding["roleRef"];
+    const std::string bindingNs = kind == "RoleBinding" ? metadataOf(binding).value("namespace", "") : "";
+    const Json ref = binding.value("roleRef", Json::object());
     const Json* role = findRole(objects, ref.value("kind", ""), ref.value("name", ""), bindingNs);
     if (role == nullptr) continue;
     for (const auto& rule : role->value("rules", Json::array())) grants.push_back({bindingNs, rule});
@@ -76,14 +82,14 @@ std::vector<Grant> grantsOf(const std::vector<Json>& objects, const std::string&
 bool allows(const std::vector<Grant>& grants, const AuditedRequest& request) {
   return std::any_of(grants.begin(), grants.end(), [&](const Grant& grant) {
     const Json& rule = grant.rule;
-    if (!listHas(rule["verbs"], request.verb)) return false;
+    if (!listHas(rule.value("verbs", Json::array()), request.verb)) return false;
     if (request.resource.empty())
-      return grant.ns.empty() && matchesPath(rule["nonResourceURLs"], request.uri);
+      return grant.ns.empty() && matchesPath(rule.value("nonResourceURLs", Json::array()), request.uri);
     if (!grant.ns.empty() && grant.ns != request.ns) return false;
-    if (!listHas(rule["apiGroups"], request.apiGroup)) return false;
+    if (!listHas(rule.value("apiGroups", Json::array()), request.apiGroup)) return false;
     const std::string resource =
         request.subresource.empty() ? request.resource : request.resource + "/" + request.subresource;
-    if (!listHas(rule["resources"], resource)) return false;
+    if (!listHas(rule.value("resources", Json::array()), resource)) return false;
     const Json names = rule.value("resourceNames", Json::array());
     if (names.empty()) return true;
     return !request.name.empty() && listHas(names, request.name);
