@@ -12,7 +12,7 @@ namespace ipu::controllers {
 namespace {
 
 // Failed jobs that an edit of the spec (a new generation) sends back to admission: nothing ran yet.
-const std::set<std::string> kReadmittableReasons = {"InvalidSpec", "Unschedulable"};
+const std::set<std::string> kReadmittableReasons = {"InvalidSpec", "Unschedulable", "WorkerRefused"};
 
 std::string failureReason(const api::IpuJobStatus& status) {
   const api::Condition* failed = status.condition(kPhaseFailed);
@@ -30,6 +30,14 @@ std::string eventReasonFor(const std::string& phase, const std::string& reason) 
     return phase == kPhaseQueued ? "Queued" : phase;
   }
   return reason;
+}
+
+// Whether the API server refused a write for good. 422/400 and 403 are, except a namespace's ResourceQuota
+// being full (403 "exceeded quota"), which heals as other pods end.
+bool refusedForGood(const Error& error) {
+  if (error.code == ErrorCode::kInvalidArgument) return true;
+  return error.code == ErrorCode::kPermissionDenied &&
+         error.message.find("exceeded quota") == std::string::npos;
 }
 
 }  // namespace
@@ -312,7 +320,16 @@ Result<Action> IpuJobReconciler::runWorkers(JobPass& pass, const api::IpuJob& jo
   // Until every worker has run once, missing pods are being created; after that, a missing pod was lost.
   const bool allStarted = pass.status.phase == kPhaseRunning;
   if (!allStarted) {
-    if (auto created = workers_.createMissing(pass, job, pods, partitions); !created) return created.error();
+    if (auto created = workers_.createMissing(pass, job, pods, partitions); !created) {
+      // Refused for good (invalid, or forbidden: Pod Security admission, missing permissions): the job can
+      // never start, so it ends with the API server's words and gives its IPUs back instead of holding them
+      // while it retries.
+      if (refusedForGood(created.error())) {
+        return fail(pass, "WorkerRefused",
+                    "The API server refused the job's workers: " + created.error().message);
+      }
+      return created.error();
+    }
   }
   return judge(pass, job, observeWorkers(job, pods, allStarted), deadlineIn);
 }

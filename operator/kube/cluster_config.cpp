@@ -1,11 +1,12 @@
 #include "kube/cluster_config.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
+
+#include <yaml-cpp/yaml.h>
 
 #include "kube/base64.h"
 
@@ -73,8 +74,65 @@ Result<std::string> material(const YAML::Node& map, const std::string& key, cons
   return std::string();
 }
 
-Result<ClusterConfig> parseDocument(const YAML::Node& root, const std::string& baseDir, const std::string& wanted,
-                                    const std::string& where) {
+// Every way YAML (1.1 or 1.2) and Go's parsers spell false, and absence: anything else in a switch that turns
+// off a safety is taken as on, and refused.
+bool spellsFalse(const std::string& value) {
+  static const std::set<std::string> kFalse = {"",   "false", "False", "FALSE", "f",   "F",   "no", "No",
+                                               "NO", "n",     "N",     "off",   "Off", "OFF", "0"};
+  return kFalse.contains(value);
+}
+
+// A list of a kubeconfig and the keys of its entries' bodies that name files.
+struct NamedList {
+  const char* list;
+  const char* kind;
+  std::vector<std::string> fileKeys;
+};
+const NamedList kNamedLists[] = {{"clusters", "cluster", {"certificate-authority"}},
+                                 {"users", "user", {"client-certificate", "client-key", "tokenFile"}},
+                                 {"contexts", "context", {}}};
+
+bool hasEntryNamed(const YAML::Node& entries, const std::string& name) {
+  for (const auto& entry : entries) {
+    if (scalar(entry, "name") == name) return true;
+  }
+  return false;
+}
+
+// Adds one kubeconfig's entries to `merged` as kubectl merges $KUBECONFIG: the first file to name a cluster,
+// user or context wins, and so does the first current-context. File paths are made absolute against the file
+// they came from, since the merged document has no folder of its own.
+Status mergeInto(YAML::Node& merged, const YAML::Node& root, const std::string& path) {
+  if (!root.IsMap()) return configError(path, "not a kubeconfig (expected a YAML mapping)");
+  const std::string baseDir = fs::path(path).parent_path().string();
+  if (!merged["current-context"] && !scalar(root, "current-context").empty()) {
+    merged["current-context"] = scalar(root, "current-context");
+  }
+  for (const auto& named : kNamedLists) {
+    const YAML::Node entries = root[named.list];
+    if (!entries || entries.IsNull()) continue;
+    if (!entries.IsSequence()) return configError(path, std::string("'") + named.list + "' must be a list");
+    YAML::Node target = merged[named.list];
+    if (!target) target = YAML::Node(YAML::NodeType::Sequence);
+    for (const auto& entry : entries) {
+      if (!entry.IsMap())
+        return configError(path, std::string("an entry of '") + named.list + "' is not a mapping");
+      if (hasEntryNamed(target, scalar(entry, "name"))) continue;
+      YAML::Node copy = YAML::Clone(entry);
+      if (YAML::Node body = copy[named.kind]; body && body.IsMap()) {
+        for (const auto& key : named.fileKeys) {
+          if (std::string file = scalar(body, key); !file.empty()) body[key] = resolve(file, baseDir);
+        }
+      }
+      target.push_back(copy);
+    }
+    merged[named.list] = target;
+  }
+  return {};
+}
+
+Result<ClusterConfig> parseDocument(const YAML::Node& root, const std::string& baseDir,
+                                    const std::string& wanted, const std::string& where) {
   if (!root.IsMap()) return configError(where, "not a kubeconfig (expected a YAML mapping)");
   std::string contextName = wanted.empty() ? scalar(root, "current-context") : wanted;
   if (contextName.empty()) return configError(where, "no current-context set and no context given");
@@ -90,13 +148,15 @@ Result<ClusterConfig> parseDocument(const YAML::Node& root, const std::string& b
   config.source = "kubeconfig " + where + " (context " + contextName + ")";
   config.server = scalar(*cluster, "server");
   if (config.server.rfind("https://", 0) != 0) {
-    return configError(where, "cluster '" + clusterName + "' server must be an https:// URL, not '" + config.server + "'");
+    return configError(
+        where, "cluster '" + clusterName + "' server must be an https:// URL, not '" + config.server + "'");
   }
   while (config.server.size() > 8 && config.server.back() == '/') config.server.pop_back();
-  if (scalar(*cluster, "insecure-skip-tls-verify") == "true") {
-    return configError(where, "cluster '" + clusterName +
-                                  "' sets insecure-skip-tls-verify, which this client refuses: give the server's CA "
-                                  "(certificate-authority or certificate-authority-data)");
+  if (!spellsFalse(scalar(*cluster, "insecure-skip-tls-verify"))) {
+    return configError(where,
+                       "cluster '" + clusterName +
+                           "' sets insecure-skip-tls-verify, which this client refuses: give the server's CA "
+                           "(certificate-authority or certificate-authority-data)");
   }
   auto ca = material(*cluster, "certificate-authority", baseDir, where);
   if (!ca) return ca.error();
@@ -118,7 +178,8 @@ Result<ClusterConfig> parseDocument(const YAML::Node& root, const std::string& b
     config.bearerToken = scalar(*user, "token");
     config.tokenFile = resolve(scalar(*user, "tokenFile"), baseDir);
     if ((*user)["exec"] || (*user)["auth-provider"]) {
-      return configError(where, "user '" + userName + "' uses an exec or auth-provider plugin, which is not supported");
+      return configError(
+          where, "user '" + userName + "' uses an exec or auth-provider plugin, which is not supported");
     }
   }
   if (std::string ns = scalar(*context, "namespace"); !ns.empty()) config.ns = ns;
@@ -127,7 +188,8 @@ Result<ClusterConfig> parseDocument(const YAML::Node& root, const std::string& b
 
 }  // namespace
 
-Result<ClusterConfig> parseKubeconfig(const std::string& yaml, const std::string& baseDir, const std::string& context) {
+Result<ClusterConfig> parseKubeconfig(const std::string& yaml, const std::string& baseDir,
+                                      const std::string& context) {
   try {
     return parseDocument(YAML::Load(yaml), baseDir, context, baseDir.empty() ? "kubeconfig" : baseDir);
   } catch (const YAML::Exception& e) {
@@ -145,7 +207,8 @@ Result<ClusterConfig> loadKubeconfig(const std::string& path, const std::string&
   }
 }
 
-Result<ClusterConfig> inClusterConfig(const std::map<std::string, std::string>& env, const std::string& saDir) {
+Result<ClusterConfig> inClusterConfig(const std::map<std::string, std::string>& env,
+                                      const std::string& saDir) {
   auto host = env.find("KUBERNETES_SERVICE_HOST"), port = env.find("KUBERNETES_SERVICE_PORT");
   if (host == env.end() || port == env.end() || host->second.empty() || port->second.empty()) {
     return makeError(ErrorCode::kNotFound, "not running in a pod: KUBERNETES_SERVICE_HOST/PORT are not set");
@@ -153,26 +216,59 @@ Result<ClusterConfig> inClusterConfig(const std::map<std::string, std::string>& 
   ClusterConfig config;
   config.source = "in-cluster service account";
   // An IPv6 service address needs brackets in a URL.
-  std::string hostPart = host->second.find(':') != std::string::npos ? "[" + host->second + "]" : host->second;
+  std::string hostPart =
+      host->second.find(':') != std::string::npos ? "[" + host->second + "]" : host->second;
   config.server = "https://" + hostPart + ":" + port->second;
   config.tokenFile = saDir + "/token";
-  if (!fs::exists(config.tokenFile)) return makeError(ErrorCode::kNotFound, "no service-account token at " + config.tokenFile);
+  if (!fs::exists(config.tokenFile))
+    return makeError(ErrorCode::kNotFound, "no service-account token at " + config.tokenFile);
   auto ca = readFile(saDir + "/ca.crt");
   if (!ca) return ca.error();
   config.caPem = *ca;
   if (auto ns = readFile(saDir + "/namespace"); ns && !ns->empty()) {
     config.ns = *ns;
-    while (!config.ns.empty() && std::isspace(static_cast<unsigned char>(config.ns.back()))) config.ns.pop_back();
+    while (!config.ns.empty() && std::isspace(static_cast<unsigned char>(config.ns.back())))
+      config.ns.pop_back();
   }
   return config;
+}
+
+Result<ClusterConfig> loadKubeconfigList(const std::vector<std::string>& paths, const std::string& context) {
+  YAML::Node merged(YAML::NodeType::Map);
+  std::string read;  // the files merged, for messages
+  for (const auto& path : paths) {
+    if (path.empty() || !fs::exists(path)) continue;
+    auto text = readFile(path);
+    if (!text) return text.error();
+    YAML::Node root;
+    try {
+      root = YAML::Load(*text);
+    } catch (const YAML::Exception& e) {
+      return configError(path, std::string("malformed YAML: ") + e.what());
+    }
+    if (root.IsNull()) continue;  // an empty file, which kubectl skips too
+    if (Status merged_ = mergeInto(merged, root, path); !merged_) return merged_.error();
+    read += (read.empty() ? "" : ":") + path;
+  }
+  if (read.empty()) {
+    std::string list;
+    for (const auto& path : paths) list += (list.empty() ? "" : ":") + path;
+    return makeError(ErrorCode::kNotFound, "no kubeconfig file in the list '" + list + "' exists");
+  }
+  try {
+    return parseDocument(merged, "", context, read);
+  } catch (const YAML::Exception& e) {
+    return configError(read, std::string("malformed kubeconfig: ") + e.what());
+  }
 }
 
 Result<ClusterConfig> loadDefaultConfig(const std::string& explicitKubeconfig, const std::string& context) {
   if (!explicitKubeconfig.empty()) return loadKubeconfig(explicitKubeconfig, context);
   if (const char* list = std::getenv("KUBECONFIG"); list != nullptr && *list != '\0') {
-    std::string first(list);
-    first = first.substr(0, first.find(':'));
-    return loadKubeconfig(first, context);
+    std::vector<std::string> paths;
+    std::istringstream entries{std::string(list)};
+    for (std::string path; std::getline(entries, path, ':');) paths.push_back(path);
+    return loadKubeconfigList(paths, context);
   }
   std::map<std::string, std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -184,7 +280,8 @@ Result<ClusterConfig> loadDefaultConfig(const std::string& explicitKubeconfig, c
     std::string path = std::string(home) + "/.kube/config";
     if (fs::exists(path)) return loadKubeconfig(path, context);
   }
-  return makeError(ErrorCode::kNotFound, "no Kubernetes configuration: set --kubeconfig or KUBECONFIG, or run in a pod");
+  return makeError(ErrorCode::kNotFound,
+                   "no Kubernetes configuration: set --kubeconfig or KUBECONFIG, or run in a pod");
 }
 
 }  // namespace ipu::kube

@@ -1,6 +1,7 @@
 // After the job: cleanPodPolicy, ttlSecondsAfterFinished; during it: activeDeadlineSeconds; a job that could
 // never run admitted again once its spec is fixed; no write conflicts for jobs nobody else touches; a
-// launcher that is not run yet said so.
+// launcher that is not run yet said so; workers the API server refuses for good end the job (and it runs
+// once allowed and edited).
 #include "operator_fixture.h"
 
 namespace ipu::testing {
@@ -44,6 +45,36 @@ TEST_F(LifecycleTest, ActiveDeadlineStopsARunningJob) {
       << status.dump();
   EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 30s));
   EXPECT_TRUE(eventually([&] { return podsOf(job).empty(); }, 60s)) << "the running worker was not stopped";
+}
+
+TEST_F(LifecycleTest, WorkersRefusedByPodSecurityFailTheJobAndReleaseItsIpus) {
+  // A namespace whose Pod Security level refuses hostIPC: the admitted job's worker can never be created.
+  ASSERT_TRUE(
+      cluster().kubectl({"label", "namespace", ns(), "pod-security.kubernetes.io/enforce=baseline"}).ok());
+  const std::string job = createJob(readFile(kFourIpuManifest));
+  ASSERT_TRUE(reachesPhase(job, "Failed", 60s)) << jobStatus(job).dump();
+  const Json status = jobStatus(job);
+  EXPECT_EQ(status.value("lastMessage", "").rfind("The API server refused the job's workers: ", 0), 0u)
+      << status.dump();
+  EXPECT_NE(status.value("lastMessage", "").find("violates PodSecurity \"baseline:latest\""),
+            std::string::npos)
+      << status.dump();
+  EXPECT_EQ(countIf(status["conditions"],
+                    [](const Json& c) {
+                      return c.value("type", "") == "Failed" && c.value("reason", "") == "WorkerRefused";
+                    }),
+            1)
+      << status.dump();
+  EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 30s)) << "the refused job kept its partition";
+  EXPECT_TRUE(podsOf(job).empty());
+
+  // The admin allows the namespace and the user edits the job: it never ran, so it gets a fresh start.
+  ASSERT_TRUE(cluster()
+                  .kubectl({"label", "--overwrite", "namespace", ns(),
+                            "pod-security.kubernetes.io/enforce=privileged"})
+                  .ok());
+  ASSERT_TRUE(kubectl({"patch", "ipujob", job, "--type", "merge", "-p", R"({"spec":{"priority":1}})"}).ok());
+  EXPECT_TRUE(reachesPhase(job, "Running", 60s)) << jobStatus(job).dump();
 }
 
 TEST_F(LifecycleTest, AnUnschedulableJobRunsOnceItsSpecIsFixed) {

@@ -1,9 +1,9 @@
 #include "kube/cluster_config.h"
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "kube/base64.h"
 
@@ -33,7 +33,8 @@ clusters:
 - name: local
   cluster:
     server: https://127.0.0.1:6443/
-    certificate-authority-data: )" + base64Encode("CA PEM") + R"(
+    certificate-authority-data: )" +
+                                base64Encode("CA PEM") + R"(
 - name: remote
   cluster:
     server: https://remote.example:443
@@ -41,8 +42,10 @@ clusters:
 users:
 - name: admin
   user:
-    client-certificate-data: )" + base64Encode("CERT PEM") + R"(
-    client-key-data: )" + base64Encode("KEY PEM") + R"(
+    client-certificate-data: )" +
+                                base64Encode("CERT PEM") + R"(
+    client-key-data: )" + base64Encode("KEY PEM") +
+                                R"(
 - name: robot
   user:
     tokenFile: robot.token
@@ -92,14 +95,20 @@ TEST(KubeconfigTest, MalformedInputGivesClearErrors) {
            {base + "clusters: [{name: k, cluster: {server: http://plain:80}}]\n", "must be an https:// URL"},
            {base + "clusters: [{name: k, cluster: {server: 'https://x', insecure-skip-tls-verify: true}}]\n",
             "insecure-skip-tls-verify"},
-           {base + "clusters: [{name: k, cluster: {server: 'https://x', certificate-authority-data: '***'}}]\n",
+           {base +
+                "clusters: [{name: k, cluster: {server: 'https://x', certificate-authority-data: '***'}}]\n",
             "not valid base64"},
-           {base + "clusters: [{name: k, cluster: {server: 'https://x', certificate-authority: /no/such/ca}}]\n",
+           {base +
+                "clusters: [{name: k, cluster: {server: 'https://x', certificate-authority: /no/such/ca}}]\n",
             "cannot read /no/such/ca"},
-           {base + "clusters: [{name: k, cluster: {server: 'https://x'}}]\nusers: [{name: u, user: {client-key-data: "
-                   "'" + base64Encode("k") + "'}}]\n",
+           {base +
+                "clusters: [{name: k, cluster: {server: 'https://x'}}]\nusers: [{name: u, user: "
+                "{client-key-data: "
+                "'" +
+                base64Encode("k") + "'}}]\n",
             "needs both client-certificate and client-key"},
-           {base + "clusters: [{name: k, cluster: {server: 'https://x'}}]\nusers: [{name: u, user: {exec: {command: "
+           {base + "clusters: [{name: k, cluster: {server: 'https://x'}}]\nusers: [{name: u, user: {exec: "
+                   "{command: "
                    "aws}}}]\n",
             "exec or auth-provider"},
            {"current-context: c\ncontexts: {c: 1}\n", "'contexts' must be a list"},
@@ -110,6 +119,72 @@ TEST(KubeconfigTest, MalformedInputGivesClearErrors) {
     EXPECT_NE(config.error().message.find(c.message), std::string::npos)
         << "expected '" << c.message << "' in: " << config.error().message;
   }
+}
+
+TEST(KubeconfigTest, InsecureSkipTlsVerifyIsRefusedInEverySpellingOfTrue) {
+  const std::string base = "current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n";
+  for (const std::string value : {"true", "True", "TRUE", "yes", "on", "1", "y", "'true'"}) {
+    auto config = parseKubeconfig(
+        base + "clusters: [{name: k, cluster: {server: 'https://x', insecure-skip-tls-verify: " + value +
+            "}}]\n",
+        "");
+    ASSERT_FALSE(config.ok()) << value;
+    EXPECT_NE(config.error().message.find("insecure-skip-tls-verify"), std::string::npos) << value;
+  }
+  for (const std::string value : {"false", "False", "no", "off", "0"}) {
+    auto config = parseKubeconfig(
+        base + "clusters: [{name: k, cluster: {server: 'https://x', insecure-skip-tls-verify: " + value +
+            "}}]\n",
+        "");
+    EXPECT_TRUE(config.ok()) << value << ": " << config.error().toString();
+  }
+}
+
+// $KUBECONFIG=a:b as kubectl reads it: the first file to name an entry wins, the first current-context wins,
+// each file's relative paths are its own, missing and empty files are skipped.
+TEST(KubeconfigTest, AListOfKubeconfigsMergesAsKubectlDoes) {
+  TempDir one, two;
+  fs::create_directories(two.path() / "certs");
+  two.write("certs/remote-ca.crt", "REMOTE CA FROM TWO");
+  one.write("config",
+            "current-context: prod\nclusters: [{name: remote, cluster: {server: 'https://first:443'}}]\n");
+  two.write("config", kKubeconfig);
+  two.write("empty", "");
+  const std::vector<std::string> list = {(one.path() / "config").string(), "/no/such/kubeconfig",
+                                         (two.path() / "empty").string(), (two.path() / "config").string()};
+  auto config = loadKubeconfigList(list);
+  ASSERT_TRUE(config.ok()) << config.error().toString();
+  // Context prod comes from the second file, its cluster "remote" from the first (which named it first).
+  EXPECT_EQ(config->server, "https://first:443");
+  EXPECT_EQ(config->caPem, "");
+  EXPECT_EQ(config->tokenFile, (two.path() / "robot.token").string());
+  EXPECT_NE(config->source.find((one.path() / "config").string()), std::string::npos) << config->source;
+
+  // The first current-context wins even when a later file sets another; a context can be asked for.
+  auto dev = loadKubeconfigList({(two.path() / "config").string(), (one.path() / "config").string()}, "prod");
+  ASSERT_TRUE(dev.ok()) << dev.error().toString();
+  EXPECT_EQ(dev->server, "https://remote.example:443");
+  EXPECT_EQ(dev->caPem, "REMOTE CA FROM TWO") << "a relative path is resolved against its own file";
+}
+
+TEST(KubeconfigTest, AListWithNoFileOrABadFileSaysWhich) {
+  auto none = loadKubeconfigList({"/no/such/a", "/no/such/b"});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().code, ErrorCode::kNotFound);
+  EXPECT_NE(none.error().message.find("/no/such/a:/no/such/b"), std::string::npos) << none.error().message;
+
+  TempDir dir;
+  dir.write("good", kKubeconfig);
+  dir.write("bad", "clusters: {not: a list}\n");
+  auto bad = loadKubeconfigList({(dir.path() / "good").string(), (dir.path() / "bad").string()});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find((dir.path() / "bad").string() + ": 'clusters' must be a list"),
+            std::string::npos)
+      << bad.error().message;
+  dir.write("broken", "{{{");
+  auto broken = loadKubeconfigList({(dir.path() / "broken").string()});
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.error().message.find("malformed YAML"), std::string::npos);
 }
 
 TEST(KubeconfigTest, MissingFileIsNotFound) {
@@ -123,8 +198,8 @@ TEST(InClusterConfigTest, ReadsTheServiceAccountMount) {
   dir.write("token", "tok\n");
   dir.write("ca.crt", "CLUSTER CA");
   dir.write("namespace", "ipu-system\n");
-  auto config = inClusterConfig({{"KUBERNETES_SERVICE_HOST", "10.96.0.1"}, {"KUBERNETES_SERVICE_PORT", "443"}},
-                                dir.path().string());
+  auto config = inClusterConfig(
+      {{"KUBERNETES_SERVICE_HOST", "10.96.0.1"}, {"KUBERNETES_SERVICE_PORT", "443"}}, dir.path().string());
   ASSERT_TRUE(config.ok()) << config.error().toString();
   EXPECT_EQ(config->server, "https://10.96.0.1:443");
   EXPECT_EQ(config->caPem, "CLUSTER CA");
@@ -139,13 +214,15 @@ TEST(InClusterConfigTest, ReadsTheServiceAccountMount) {
 
 TEST(InClusterConfigTest, OutsideAPodOrWithoutAMountFails) {
   EXPECT_EQ(inClusterConfig({}, "/nonexistent").error().code, ErrorCode::kNotFound);
-  auto noToken = inClusterConfig({{"KUBERNETES_SERVICE_HOST", "h"}, {"KUBERNETES_SERVICE_PORT", "1"}}, "/nonexistent");
+  auto noToken =
+      inClusterConfig({{"KUBERNETES_SERVICE_HOST", "h"}, {"KUBERNETES_SERVICE_PORT", "1"}}, "/nonexistent");
   ASSERT_FALSE(noToken.ok());
   EXPECT_NE(noToken.error().message.find("no service-account token"), std::string::npos);
 }
 
 TEST(Base64Test, RoundTripsAndRejectsGarbage) {
-  for (const std::string& text : std::vector<std::string>{"", "f", "fo", "foo", "foob", "fooba", "foobar", std::string("\0\xff\x10", 3)}) {
+  for (const std::string& text : std::vector<std::string>{"", "f", "fo", "foo", "foob", "fooba", "foobar",
+                                                          std::string("\0\xff\x10", 3)}) {
     auto decoded = base64Decode(base64Encode(text));
     ASSERT_TRUE(decoded.has_value());
     EXPECT_EQ(*decoded, text);
