@@ -329,10 +329,10 @@ cmd_up() {
   # resource answers old versions from memory).
   # The kubernetes Service's endpoint is kept by the API server (lease reconciler) only where pods can
   # use it: an endpoint on loopback is refused.
-  # OwnerReferencesPermissionEnforcement, as hardened clusters run it: an owner reference that blocks the
-  # owner's deletion needs update on the owner's finalizers, which an operator's roles must then grant.
   local endpoint_reconciler=none
   [[ $real_node == false ]] || endpoint_reconciler=lease
+  # OwnerReferencesPermissionEnforcement, as hardened clusters run it: an owner reference that blocks the
+  # owner's deletion needs update on the owner's finalizers, which an operator's roles must then grant.
   proc_start kube-apiserver "$bin_dir/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
     --bind-address "$apiserver_address" --advertise-address "$apiserver_address" --secure-port "$apiserver_port" \
     --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" --client-ca-file "$pki/ca.crt" \

@@ -29,6 +29,23 @@ Result<std::string> readFile(const std::string& path) {
   return text.str();
 }
 
+// A kubeconfig file's YAML; errors name the file.
+Result<YAML::Node> loadYamlFile(const std::string& path) {
+  auto text = readFile(path);
+  if (!text) return text.error();
+  try {
+    return YAML::Load(*text);
+  } catch (const YAML::Exception& e) {
+    return configError(path, std::string("malformed YAML: ") + e.what());
+  }
+}
+
+std::string joinPaths(const std::vector<std::string>& paths) {
+  std::string list;
+  for (const auto& path : paths) list += (list.empty() ? "" : ":") + path;
+  return list;
+}
+
 std::string resolve(const std::string& path, const std::string& baseDir) {
   if (path.empty() || fs::path(path).is_absolute() || baseDir.empty()) return path;
   return (fs::path(baseDir) / path).string();
@@ -198,10 +215,10 @@ Result<ClusterConfig> parseKubeconfig(const std::string& yaml, const std::string
 }
 
 Result<ClusterConfig> loadKubeconfig(const std::string& path, const std::string& context) {
-  auto text = readFile(path);
-  if (!text) return text.error();
+  auto root = loadYamlFile(path);
+  if (!root) return root.error();
   try {
-    return parseDocument(YAML::Load(*text), fs::path(path).parent_path().string(), context, path);
+    return parseDocument(*root, fs::path(path).parent_path().string(), context, path);
   } catch (const YAML::Exception& e) {
     return configError(path, std::string("malformed YAML: ") + e.what());
   }
@@ -235,30 +252,23 @@ Result<ClusterConfig> inClusterConfig(const std::map<std::string, std::string>& 
 
 Result<ClusterConfig> loadKubeconfigList(const std::vector<std::string>& paths, const std::string& context) {
   YAML::Node merged(YAML::NodeType::Map);
-  std::string read;  // the files merged, for messages
+  std::vector<std::string> read;  // the files merged, for messages
   for (const auto& path : paths) {
     if (path.empty() || !fs::exists(path)) continue;
-    auto text = readFile(path);
-    if (!text) return text.error();
-    YAML::Node root;
-    try {
-      root = YAML::Load(*text);
-    } catch (const YAML::Exception& e) {
-      return configError(path, std::string("malformed YAML: ") + e.what());
-    }
-    if (root.IsNull()) continue;  // an empty file, which kubectl skips too
-    if (Status merged_ = mergeInto(merged, root, path); !merged_) return merged_.error();
-    read += (read.empty() ? "" : ":") + path;
+    auto root = loadYamlFile(path);
+    if (!root) return root.error();
+    if (root->IsNull()) continue;  // an empty file, which kubectl skips too
+    if (Status added = mergeInto(merged, *root, path); !added) return added.error();
+    read.push_back(path);
   }
   if (read.empty()) {
-    std::string list;
-    for (const auto& path : paths) list += (list.empty() ? "" : ":") + path;
-    return makeError(ErrorCode::kNotFound, "no kubeconfig file in the list '" + list + "' exists");
+    return makeError(ErrorCode::kNotFound,
+                     "no kubeconfig file in the list '" + joinPaths(paths) + "' exists");
   }
   try {
-    return parseDocument(merged, "", context, read);
+    return parseDocument(merged, "", context, joinPaths(read));
   } catch (const YAML::Exception& e) {
-    return configError(read, std::string("malformed kubeconfig: ") + e.what());
+    return configError(joinPaths(read), std::string("malformed kubeconfig: ") + e.what());
   }
 }
 

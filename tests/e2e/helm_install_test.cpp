@@ -7,7 +7,6 @@
 // request the operator's service account made must be one the chart's roles grant.
 #include <fstream>
 #include <set>
-#include <sstream>
 
 #include "common/time_format.h"
 #include "operator_on_real_node.h"
@@ -114,40 +113,20 @@ class HelmInstallTest : public OperatorTest {
     ASSERT_TRUE(killed.ok()) << killed.describe();
   }
 
-  // The rendered chart's objects (helm template prints YAML documents separated by "---").
-  static std::vector<Json> documents(const std::string& yaml) {
-    std::vector<Json> objects;
-    std::istringstream lines(yaml);
-    std::string line, document;
-    const auto flush = [&] {
-      const Json object = yamlToJson(document);
-      if (object.is_object()) objects.push_back(object);
-      document.clear();
-    };
-    while (std::getline(lines, line)) {
-      if (line == "---") {
-        flush();
-      } else {
-        document += line + "\n";
-      }
-    }
-    flush();
-    return objects;
-  }
-
   static bool runningAndReady(const Json& pod) {
-    if (pod["status"].value("phase", "") != "Running") return false;
-    for (const auto& condition : pod["status"].value("conditions", Json::array())) {
+    const Json status = pod.value("status", Json::object());
+    if (status.value("phase", "") != "Running") return false;
+    for (const auto& condition : status.value("conditions", Json::array())) {
       if (condition.value("type", "") == "Ready") return condition.value("status", "") == "True";
     }
     return false;
   }
 
-  bool twoReadyOperatorPods() const {
-    const Json pods = operatorPods();
+  // Exactly two operator pods, both Ready, none going away.
+  static bool twoReady(const Json& pods) {
     int ready = 0;
     for (const auto& pod : pods) {
-      if (pod["metadata"].contains("deletionTimestamp")) return false;
+      if (pod.value("metadata", Json::object()).contains("deletionTimestamp")) return false;
       ready += runningAndReady(pod) ? 1 : 0;
     }
     return ready == 2 && pods.size() == 2;
@@ -178,7 +157,7 @@ TEST_F(HelmInstallTest, InstallRunJobsSurviveTheLeaderUpgradeAndUninstall) {
   }());
   ASSERT_TRUE(install.ok()) << install.describe() << "\n" << inRelease({"get", "pods", "-o", "wide"}).out;
   EXPECT_NE(install.out.find("kubectl label namespace"), std::string::npos) << "NOTES.txt: " << install.out;
-  ASSERT_TRUE(eventually([&] { return twoReadyOperatorPods(); }, 120s))
+  ASSERT_TRUE(eventually([&] { return twoReady(operatorPods()); }, 120s))
       << inRelease({"get", "pods", "-o", "wide"}).out;
   std::string leader;
   ASSERT_TRUE(eventually([&] { return !(leader = leaderIdentity()).empty(); }, 60s)) << "no leader";
@@ -220,7 +199,7 @@ TEST_F(HelmInstallTest, InstallRunJobsSurviveTheLeaderUpgradeAndUninstall) {
   ASSERT_TRUE(reachesPhase(job, "Succeeded", 180s)) << jobStatus(job).dump();
   EXPECT_EQ(kubectl({"logs", job + "-worker-0", "-c", "train"}).out.substr(0, 8), "started\n");
   // The Deployment replaces the pod.
-  EXPECT_TRUE(eventually([&] { return twoReadyOperatorPods(); }, 120s));
+  EXPECT_TRUE(eventually([&] { return twoReady(operatorPods()); }, 120s));
 
   // --- upgrade: a changed value rolls out new pods running with it.
   const auto generation = inRelease({"get", "deployment", "-l", "app.kubernetes.io/component=operator", "-o",
@@ -234,7 +213,7 @@ TEST_F(HelmInstallTest, InstallRunJobsSurviveTheLeaderUpgradeAndUninstall) {
   ASSERT_TRUE(eventually(
       [&] {
         const Json pods = operatorPods();
-        if (pods.size() != 2 || !twoReadyOperatorPods()) return false;
+        if (!twoReady(pods)) return false;
         for (const auto& pod : pods) {
           if (pod["spec"]["containers"][0].dump().find("debug") == std::string::npos) return false;
         }
@@ -264,7 +243,7 @@ TEST_F(HelmInstallTest, InstallRunJobsSurviveTheLeaderUpgradeAndUninstall) {
     return args;
   }());
   ASSERT_TRUE(rendered.ok()) << rendered.describe();
-  const std::vector<Json> objects = documents(rendered.out);
+  const std::vector<Json> objects = yamlDocumentsToJson(rendered.out);
   const auto grants = grantsOf(objects, kReleaseNs, kRelease + "-ipu-operator");
   ASSERT_FALSE(grants.empty()) << "the chart binds no role to " << kAccount;
   std::ifstream log(cluster().value("IPU_CLUSTER_AUDIT_LOG"));

@@ -1,9 +1,9 @@
 #include "yaml_json.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <charconv>
 #include <regex>
+
+#include <yaml-cpp/yaml.h>
 
 namespace ipu::testing {
 namespace {
@@ -39,7 +39,20 @@ nlohmann::json convert(const YAML::Node& node) {
 
 }  // namespace
 
-nlohmann::json yamlToJson(const std::string& yaml) { return convert(YAML::Load(yaml)); }
-nlohmann::json yamlFileToJson(const std::string& path) { return convert(YAML::LoadFile(path)); }
+nlohmann::json yamlToJson(const std::string& yaml) {
+  return convert(YAML::Load(yaml));
+}
+nlohmann::json yamlFileToJson(const std::string& path) {
+  return convert(YAML::LoadFile(path));
+}
+
+std::vector<nlohmann::json> yamlDocumentsToJson(const std::string& yaml) {
+  std::vector<nlohmann::json> documents;
+  for (const auto& node : YAML::LoadAll(yaml)) {
+    if (nlohmann::json document = convert(node); !document.is_null())
+      documents.push_back(std::move(document));
+  }
+  return documents;
+}
 
 }  // namespace ipu::testing

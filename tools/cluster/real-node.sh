@@ -386,12 +386,17 @@ real_node_restore_sysctls() {
   rm -f "$saved"
 }
 
+# real_node_bin_dir: where the cluster's binaries are; down has no --bin-dir, but the cluster remembers.
+real_node_bin_dir() {
+  echo "${bin_dir:-$(sed -n 's/^IPU_CLUSTER_BIN_DIR=//p' "$cluster_dir/cluster.env" 2>/dev/null)}"
+}
+
 # real_node_drain: deletes the node's pods through the API so that the kubelet stops them the proper way
 # (CNI DEL releases addresses and host ports, volumes are unmounted), waiting at most 30 s.
 real_node_drain() {
   proc_alive kubelet && proc_alive kube-apiserver && proc_alive containerd || return 0
-  # down has no --bin-dir: the cluster remembers where its binaries are.
-  local bin=${bin_dir:-$(sed -n 's/^IPU_CLUSTER_BIN_DIR=//p' "$cluster_dir/cluster.env" 2>/dev/null)}
+  local bin
+  bin=$(real_node_bin_dir)
   [[ -x $bin/kubectl ]] || return 0
   local kubectl=("$bin/kubectl" --kubeconfig "$cluster_dir/kubeconfig" --request-timeout 10s)
   "${kubectl[@]}" delete pods --all-namespaces --field-selector "spec.nodeName=$real_node_name" \
@@ -456,7 +461,9 @@ real_node_down() {
 # real_node_stop_kube_proxy: stops it and removes its iptables chains (also after a crash: they outlive it).
 real_node_stop_kube_proxy() {
   proc_stop kube-proxy
-  local bin=${bin_dir:-$(sed -n 's/^IPU_CLUSTER_BIN_DIR=//p' "$cluster_dir/cluster.env" 2>/dev/null)}
+  local bin
+  bin=$(real_node_bin_dir)
+  # An up killed before it wrote cluster.env: the cached binaries.
   [[ -x $bin/kube-proxy ]] || bin=$("$here/build-tools.sh" --quiet 2>/dev/null || true)
   if [[ -x $bin/kube-proxy ]] && iptables-save 2>/dev/null | grep -q 'KUBE-'; then
     "$bin/kube-proxy" --cleanup >> "$cluster_dir/logs/kube-proxy.log" 2>&1 ||

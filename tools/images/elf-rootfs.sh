@@ -16,9 +16,12 @@ for tool in ldd objcopy; do command -v "$tool" > /dev/null || die "$tool is miss
 # "/lib64/ld-linux-x86-64.so.2 (0x...)"; the vDSO has no file.
 closure() {
   local listing
-  listing=$(ldd "$1") || die "ldd cannot read $1"
+  # ldd fails on a static binary too, saying so.
+  if ! listing=$(ldd "$1" 2>&1); then
+    grep -q 'not a dynamic executable' <<< "$listing" && die "$1 is not dynamically linked (copy it alone)"
+    die "ldd cannot read $1: $listing"
+  fi
   ! grep -q 'not found' <<< "$listing" || die "$1 needs libraries this machine lacks: $(grep 'not found' <<< "$listing" | tr -s ' \t' ' ')"
-  grep -q '=>' <<< "$listing" || die "$1 is not dynamically linked (copy it alone)"
   sed -n 's/^[[:space:]]*[^ ]* => \(\/[^ ]*\) (0x[0-9a-f]*)$/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (0x[0-9a-f]*)$/\1/p' \
     <<< "$listing" | sort -u
 }
