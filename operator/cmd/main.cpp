@@ -7,18 +7,16 @@
 
 #include <pthread.h>
 
+#include "admission/admission_plan.h"
 #include "cmd/installed_crds.h"
+#include "cmd/leadership_term.h"
 #include "cmd/operator_flags.h"
 #include "cmd/telemetry.h"
 #include "common/log.h"
-#include "ctrl/manager.h"
-#include "ipujob/ipujob_controller.h"
 #include "kube/cluster_config.h"
 #include "kube/cpprest_transport.h"
-#include "kube/event_recorder.h"
+#include "kube/leader_elector.h"
 #include "kube/rest_client.h"
-#include "quota/quota_controller.h"
-#include "vipu/vipu_client.h"
 
 namespace {
 
@@ -43,42 +41,6 @@ void stopOnSignals(std::stop_source stop) {
     log::info("stop signal received; shutting down", {{"signal", std::to_string(signal)}});
     stop.request_stop();
   }).detach();  // blocked in sigwait until a signal or process exit
-}
-
-// One gRPC client per --vipu-controller.
-struct VipuConnections {
-  std::vector<std::unique_ptr<vipu::VipuClient>> clients;
-  std::vector<controllers::VipuTarget> targets;
-};
-
-// Retries of a call that the controller did not answer end when `stop` fires.
-Result<VipuConnections> connectVipu(const std::vector<cmd::VipuEndpoint>& endpoints, std::stop_token stop) {
-  VipuConnections connections;
-  for (const auto& endpoint : endpoints) {
-    vipu::ClientOptions options;
-    options.name = endpoint.name;
-    options.endpoint = endpoint.host + ":" + std::to_string(endpoint.port);
-    options.stop = stop;
-    auto client = vipu::VipuClient::create(options);
-    if (!client) return client.error();
-    connections.clients.push_back(std::move(*client));
-    connections.targets.push_back(
-        {endpoint.name, endpoint.host, endpoint.port, connections.clients.back().get()});
-    log::info("V-IPU controller", {{"name", endpoint.name}, {"endpoint", options.endpoint}});
-  }
-  return connections;
-}
-
-ctrl::ManagerOptions managerOptions(const cmd::OperatorFlags& flags, const kube::RestClient& client) {
-  ctrl::ManagerOptions options;
-  if (flags.leaderElect) {
-    kube::LeaderElectionConfig election;
-    election.leaseName = "ipu-operator";
-    election.leaseNamespace =
-        flags.leaderElectionNamespace.empty() ? client.defaultNamespace() : flags.leaderElectionNamespace;
-    options.leaderElection = election;
-  }
-  return options;
 }
 
 }  // namespace
@@ -107,48 +69,27 @@ int main(int argc, char** argv) {
   kube::RestClient client(std::shared_ptr<kube::Transport>(std::move(*transport)), *config,
                           kube::ClientOptions{.qps = flags->qps, .burst = flags->burst});
   if (auto installed = cmd::requireInstalledCrds(client); !installed) return fail(installed.error().message);
-  auto vipu = connectVipu(flags->vipuControllers, stop.get_token());
-  if (!vipu) return fail(vipu.error().message);
-  controllers::VipuControllers vipuControllers(vipu->targets);
-
   cmd::Telemetry telemetry;
   if (auto serving = telemetry.serve(flags->metricsBindAddress, flags->healthProbeBindAddress); !serving) {
     return fail(serving.error().message);
   }
-  ctrl::Manager manager(client, managerOptions(*flags, client));
-  kube::KubeEventRecorder events(client);
-  controllers::ReconcilerOptions reconcilerOptions;
-  reconcilerOptions.pods.shmSizeLimit = flags->shmSize;
-  reconcilerOptions.pods.runtime = {flags->runtimeImage, flags->runtimeImagePullPolicy};
   if (flags->runtimeImage.empty()) {
     log::warning(
         "--runtime-image is not set: worker pods run their own commands; jobs with a launcher or several "
         "workers per instance get a LauncherNotRun warning");
   }
-  reconcilerOptions.partitionIdPrefix = flags->partitionIdPrefix;
-  reconcilerOptions.hooks.admitted = [&telemetry](double seconds) { telemetry.admitted(seconds); };
-  reconcilerOptions.hooks.running = [&telemetry](double seconds) { telemetry.running(seconds); };
-  auto ipuJobs = controllers::IpuJobController::setup(
-      manager, vipuControllers, events,
-      {.reconciler = reconcilerOptions,
-       .queueingStrategy = flags->queueingStrategy,
-       .missingQuota = flags->missingQuota,
-       .workers = flags->workers,
-       .reconcileObserved = [&telemetry](bool ok, double seconds) { telemetry.reconciled(ok, seconds); },
-       .admissionPassObserved = [&telemetry](double seconds) { telemetry.admissionPass(seconds); }});
-  auto ipuQuotas = controllers::IpuQuotaController::setup(manager, events);
-  // While leading, the metrics count the caches' jobs and quotas and /readyz waits for their sync.
-  manager.observeLeading([&telemetry, &jobs = *ipuJobs, &quotas = *ipuQuotas](bool leading) {
-    telemetry.setLeading(leading);
-    if (!leading) return telemetry.detach();
-    telemetry.attach({&jobs.jobs(), &quotas.quotas(), [&jobs] { return jobs.controller().queue().len(); },
-                      [&jobs] { return jobs.synced(); }});
-  });
-
   log::info("ipu-operator starting",
             {{"apiServer", config->server},
              {"queueingStrategy", controllers::queueingStrategyName(flags->queueingStrategy)},
-             {"missingQuota", controllers::missingQuotaPolicyName(flags->missingQuota)}});
-  if (auto ran = manager.run(stop.get_token()); !ran) return fail(ran.error().message);
-  return 0;
+             {"missingQuota", controllers::missingQuotaPolicyName(flags->missingQuota)},
+             {"vipuTls", flags->vipuTls ? "true" : "false"}});
+  // Leadership lost (an API server away for longer than the renew deadline, a Lease taken over) ends a term;
+  // the process campaigns again with nothing of the old term left, instead of exiting.
+  const std::string identity = kube::defaultIdentity();
+  for (int term = 1;; ++term) {
+    auto ended = cmd::runLeadershipTerm(*flags, identity, client, telemetry, stop.get_token());
+    if (!ended) return fail(ended.error().message);
+    if (*ended == cmd::TermEnd::kStopped) return 0;
+    log::warning("leadership lost; campaigning again", {{"term", std::to_string(term + 1)}});
+  }
 }

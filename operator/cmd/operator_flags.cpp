@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <fstream>
 #include <set>
 #include <tuple>
 
@@ -26,6 +27,8 @@ struct RawFlags {
   std::string missingQuota = "unlimited";
   std::string metricsBindAddress = ":8080";
   std::string healthProbeBindAddress = ":8081";
+  bool vipuTls = false;
+  vipu::TlsOptions vipuTlsFiles;
 };
 
 // One set of flags for parsing and usage, so --help always tells the truth about the defaults.
@@ -39,6 +42,19 @@ void defineFlags(cli::Flags& set, RawFlags& raw) {
       "a V-IPU controller partitions come from; repeat for several IPU-PODs. Worker pods run on nodes "
       "labelled ipu.graphcore.ai/vipu-controller=NAME (at least one is required)",
       "NAME=HOST:PORT");
+  set.addBool("vipu-tls", &raw.vipuTls,
+              "connect to the V-IPU controllers over TLS (implied by the --vipu-*-cert flags)");
+  set.addString("vipu-ca-cert", &raw.vipuTlsFiles.caCertFile,
+                "PEM file of the CA that signs the V-IPU controllers' certificates; only it is trusted "
+                "(default with TLS: the system's roots)",
+                "PATH");
+  set.addString("vipu-client-cert", &raw.vipuTlsFiles.clientCertFile,
+                "PEM client certificate for V-IPU controllers that check them (with --vipu-client-key)",
+                "PATH");
+  set.addString("vipu-client-key", &raw.vipuTlsFiles.clientKeyFile, "PEM key of --vipu-client-cert", "PATH");
+  set.addString("vipu-tls-server-name", &raw.vipuTlsFiles.serverNameOverride,
+                "the name the V-IPU controllers' certificates carry, when it is not the endpoint's host",
+                "NAME");
   set.addString("queueing-strategy", &raw.queueingStrategy,
                 "BestEffortFIFO (a job that fits runs even if an earlier one waits) or StrictFIFO (no "
                 "overtaking)",
@@ -99,6 +115,33 @@ std::vector<std::string> splitCommas(const std::string& text) {
   return items;
 }
 
+// The V-IPU TLS flags: files readable now (a typo stops the operator at start-up, naming the flag), a client
+// certificate only with its key.
+Status checkVipuTls(RawFlags& raw) {
+  const vipu::TlsOptions& files = raw.vipuTlsFiles;
+  if (!raw.vipuTls && files.caCertFile.empty() && files.clientCertFile.empty() &&
+      files.clientKeyFile.empty() && files.serverNameOverride.empty()) {
+    return {};
+  }
+  if (files.clientCertFile.empty() != files.clientKeyFile.empty()) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "--vipu-client-cert and --vipu-client-key go together: give both or neither");
+  }
+  for (const auto& [flag, path] :
+       {std::pair<const char*, const std::string&>{"--vipu-ca-cert", files.caCertFile},
+        {"--vipu-client-cert", files.clientCertFile},
+        {"--vipu-client-key", files.clientKeyFile}}) {
+    if (path.empty()) continue;
+    std::ifstream in(path, std::ios::binary);
+    if (!in || in.peek() == std::ifstream::traits_type::eof()) {
+      return makeError(ErrorCode::kInvalidArgument,
+                       std::string(flag) + ": cannot read \"" + path + "\" (or it is empty)");
+    }
+  }
+  raw.flags.vipuTls = files;
+  return {};
+}
+
 // Parses what stays text in RawFlags into `raw.flags`, and checks the rest.
 Status checkValues(RawFlags& raw, const std::vector<std::string>& controllers) {
   OperatorFlags& flags = raw.flags;
@@ -116,6 +159,7 @@ Status checkValues(RawFlags& raw, const std::vector<std::string>& controllers) {
     }
     flags.vipuControllers.push_back(*endpoint);
   }
+  if (auto tls = checkVipuTls(raw); !tls) return tls.error();
   if (!controllers::parseQueueingStrategy(raw.queueingStrategy, flags.queueingStrategy)) {
     return makeError(
         ErrorCode::kInvalidArgument,

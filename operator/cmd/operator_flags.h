@@ -9,6 +9,7 @@
 #include "admission/quota_plan.h"
 #include "common/result.h"
 #include "metrics/bind_address.h"
+#include "vipu/client_options.h"
 
 namespace ipu::cmd {
 
@@ -23,6 +24,8 @@ struct VipuEndpoint {
 struct OperatorFlags {
   std::string kubeconfig;                     // empty: $KUBECONFIG, then in-cluster, then ~/.kube/config
   std::vector<VipuEndpoint> vipuControllers;  // at least one; names unique
+  // TLS to every V-IPU controller: set by --vipu-tls or any of the --vipu-* certificate flags.
+  std::optional<vipu::TlsOptions> vipuTls;
   controllers::QueueingStrategy queueingStrategy = controllers::QueueingStrategy::kBestEffortFifo;
   controllers::MissingQuotaPolicy missingQuota = controllers::MissingQuotaPolicy::kUnlimited;
   std::string partitionIdPrefix = "k8s";

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <optional>
+#include <stop_token>
 #include <string>
 
 #include "common/clock.h"
@@ -28,9 +29,11 @@ struct ClientOptions {
   std::chrono::milliseconds callTimeout{10000};  // deadline of each attempt
   RetryPolicy retry;
   std::optional<TlsOptions> tls;
-  // Retries wait on this clock (tests drive it by hand); a stop request ends the wait with Cancelled, so a
-  // stopping operator is never held up by a V-IPU controller that does not answer.
+  // Retries wait on this clock (tests drive it by hand).
   Clock* clock = &Clock::real();
+  // A fence: once it fires every call ends with Cancelled, a call in flight included (a retry's wait too),
+  // and none starts. A stopping operator is never held up by a controller that does not answer, and one
+  // that lost its leadership cannot act on partitions a successor now manages.
   std::stop_token stop;
 };
 

@@ -22,6 +22,9 @@ class VipuClient::Stub {
 
 namespace {
 
+constexpr const char* kStopped =
+    "not called: this client was stopped (the operator stops or no longer leads)";
+
 Result<std::string> readPem(const std::string& path, std::string_view what) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -112,10 +115,15 @@ Status VipuClient::invoke(std::string_view method, std::string_view subject, Cal
       controller + ": " + std::string(method) + (subject.empty() ? "" : " " + quoted(subject));
   Backoff backoff(options_.retry.backoff);
   for (int attempt = 1;; ++attempt) {
+    // The stop token fences this client: once it fires (the process stops, or its leadership ended) no call
+    // starts, and one in flight is cancelled, so a replica that no longer leads cannot act on partitions.
+    if (options_.stop.stop_requested()) return makeError(ErrorCode::kCancelled, context + ": " + kStopped);
     grpc::ClientContext rpcContext;
     rpcContext.set_deadline(std::chrono::system_clock::now() + options_.callTimeout);
+    std::stop_callback cancel(options_.stop, [&rpcContext] { rpcContext.TryCancel(); });
     const grpc::Status status = call(rpcContext);
     if (status.ok()) return {};
+    if (options_.stop.stop_requested()) return makeError(ErrorCode::kCancelled, context + ": " + kStopped);
     if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
       return makeError(ErrorCode::kDeadlineExceeded,
                        context + ": no reply within " + std::to_string(options_.callTimeout.count()) + " ms");

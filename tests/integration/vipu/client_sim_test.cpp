@@ -344,6 +344,42 @@ TEST_F(VipuClientSimTest, InjectedFaultsReachTheClientAsTheyWould) {
   EXPECT_TRUE(client(1, milliseconds(5000))->listPartitions(""));
 }
 
+// The stop token fences the client: a call in flight when it fires ends at once with Cancelled (not at its
+// deadline), and no call starts afterwards: the controller never hears of it.
+TEST_F(VipuClientSimTest, AStoppedClientCancelsItsCallInFlightAndStartsNoOther) {
+  ASSERT_NO_FATAL_FAILURE(startSim({"--latency-ms", "3000"}));
+  std::stop_source fence;
+  ClientOptions options;
+  options.name = "sim";
+  options.endpoint = sim_->endpoint();
+  options.callTimeout = milliseconds(20000);
+  options.stop = fence.get_token();
+  auto created = VipuClient::create(options);
+  ASSERT_TRUE(created) << created.error().toString();
+  std::unique_ptr<VipuClient> vipu = std::move(*created);
+
+  std::jthread stopper([&fence] {
+    std::this_thread::sleep_for(milliseconds(300));
+    fence.request_stop();
+  });
+  const auto started = std::chrono::steady_clock::now();
+  Result<std::vector<Partition>> inFlight = vipu->listPartitions("");
+  const auto elapsed = std::chrono::steady_clock::now() - started;
+  ASSERT_FALSE(inFlight);
+  EXPECT_EQ(inFlight.error().code, ErrorCode::kCancelled) << inFlight.error().toString();
+  EXPECT_LT(elapsed, milliseconds(2500)) << "the call ran on to the controller's reply";
+
+  Result<std::string> after = vipu->createPartition(PartitionRequest{.id = "after-the-stop", .size = 4});
+  ASSERT_FALSE(after);
+  EXPECT_EQ(after.error().code, ErrorCode::kCancelled);
+  EXPECT_NE(after.error().message.find("stopped"), std::string::npos) << after.error().message;
+  std::this_thread::sleep_for(milliseconds(3500));  // anything that reached the controller has been logged
+  EXPECT_EQ(sim_->log().find("after-the-stop"), std::string::npos) << sim_->log();
+  auto partitions = client()->listPartitions("");
+  ASSERT_TRUE(partitions) << partitions.error().toString();
+  EXPECT_TRUE(partitions->empty());
+}
+
 TEST_F(VipuClientSimTest, UnreachableControllerIsUnavailableAfterBoundedRetries) {
   ASSERT_NO_FATAL_FAILURE(startSim());
   auto vipu = client(/*maxAttempts=*/3);

@@ -1,5 +1,6 @@
 #include "cmd/operator_flags.h"
 
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <utility>
@@ -160,6 +161,48 @@ TEST(ParseOperatorFlagsTest, RefusesMissingControllerUnknownFlagsAndBadValues) {
   }
 }
 
+// TLS is off unless asked for; any certificate flag turns it on; files are read at start-up, so a typo stops
+// the operator naming the flag instead of failing every V-IPU call.
+TEST(ParseOperatorFlagsTest, VipuTlsFlagsTurnTlsOnAndTheirFilesMustBeReadable) {
+  const std::string pem = ::testing::TempDir() + "/operator-flags-ca.pem";
+  const std::string empty = ::testing::TempDir() + "/operator-flags-empty.pem";
+  std::ofstream(pem) << "-----BEGIN CERTIFICATE-----\n";
+  std::ofstream(empty).flush();
+  auto plain = parseOperatorFlags({"--vipu-controller", "a=h:1"});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->vipuTls.has_value());
+
+  auto systemRoots = parseOperatorFlags({"--vipu-controller", "a=h:1", "--vipu-tls"});
+  ASSERT_TRUE(systemRoots.ok()) << systemRoots.error().message;
+  ASSERT_TRUE(systemRoots->vipuTls.has_value());
+  EXPECT_EQ(systemRoots->vipuTls->caCertFile, "");
+
+  auto mutual = parseOperatorFlags({"--vipu-controller", "a=h:1", "--vipu-ca-cert", pem, "--vipu-client-cert",
+                                    pem, "--vipu-client-key", pem, "--vipu-tls-server-name", "vipu.example"});
+  ASSERT_TRUE(mutual.ok()) << mutual.error().message;
+  ASSERT_TRUE(mutual->vipuTls.has_value());
+  EXPECT_EQ(mutual->vipuTls->caCertFile, pem);
+  EXPECT_EQ(mutual->vipuTls->clientCertFile, pem);
+  EXPECT_EQ(mutual->vipuTls->clientKeyFile, pem);
+  EXPECT_EQ(mutual->vipuTls->serverNameOverride, "vipu.example");
+
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"--vipu-ca-cert", "/nonexistent/ca.pem"}, "--vipu-ca-cert: cannot read \"/nonexistent/ca.pem\""},
+      {{"--vipu-ca-cert", empty}, "--vipu-ca-cert: cannot read"},
+      {{"--vipu-client-cert", pem}, "--vipu-client-cert and --vipu-client-key go together"},
+      {{"--vipu-client-key", pem}, "--vipu-client-cert and --vipu-client-key go together"},
+      {{"--vipu-client-cert", pem, "--vipu-client-key", "/nonexistent/key.pem"},
+       "--vipu-client-key: cannot read"},
+  };
+  for (const auto& [extra, message] : refused) {
+    std::vector<std::string> args{"--vipu-controller", "a=h:1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto flags = parseOperatorFlags(args);
+    ASSERT_FALSE(flags.ok()) << message;
+    EXPECT_NE(flags.error().message.find(message), std::string::npos) << flags.error().message;
+  }
+}
+
 TEST(ParseOperatorFlagsTest, HelpNeedsNothingElseAndShowsEveryFlag) {
   auto flags = parseOperatorFlags({"--help"});
   ASSERT_TRUE(flags.ok());
@@ -191,7 +234,12 @@ TEST(OperatorUsageTest, NamesEveryFlagWithItsDefaultAndEnvironmentVariable) {
       {"leader-election-namespace", "(default: the kubeconfig's namespace)"},
       {"metrics-bind-address", "(default \":8080\")"},
       {"health-probe-bind-address", "(default \":8081\")"},
-      {"log-level", "(default \"info\")"}};
+      {"log-level", "(default \"info\")"},
+      {"vipu-tls", "(default false)"},
+      {"vipu-ca-cert", "only it is trusted"},
+      {"vipu-client-cert", "with --vipu-client-key"},
+      {"vipu-client-key", "--vipu-client-cert"},
+      {"vipu-tls-server-name", "endpoint's host"}};
   std::map<std::string, std::string> lines;  // flag -> its line
   std::istringstream usage(operatorUsage());
   for (std::string line; std::getline(usage, line);) {

@@ -1,0 +1,107 @@
+#include "cmd/leadership_term.h"
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "common/log.h"
+#include "ctrl/manager.h"
+#include "ipujob/ipujob_controller.h"
+#include "kube/event_recorder.h"
+#include "quota/quota_controller.h"
+#include "vipu/vipu_client.h"
+
+namespace ipu::cmd {
+namespace {
+
+// One gRPC client per --vipu-controller, fenced by `fence`.
+struct VipuConnections {
+  std::vector<std::unique_ptr<vipu::VipuClient>> clients;
+  std::vector<controllers::VipuTarget> targets;
+};
+
+Result<VipuConnections> connectVipu(const OperatorFlags& flags, std::stop_token fence) {
+  VipuConnections connections;
+  for (const auto& endpoint : flags.vipuControllers) {
+    vipu::ClientOptions options;
+    options.name = endpoint.name;
+    options.endpoint = endpoint.host + ":" + std::to_string(endpoint.port);
+    options.tls = flags.vipuTls;
+    options.stop = fence;
+    auto client = vipu::VipuClient::create(options);
+    if (!client) return client.error();
+    connections.clients.push_back(std::move(*client));
+    connections.targets.push_back(
+        {endpoint.name, endpoint.host, endpoint.port, connections.clients.back().get()});
+    log::debug("V-IPU controller", {{"name", endpoint.name}, {"endpoint", options.endpoint}});
+  }
+  return connections;
+}
+
+ctrl::ManagerOptions managerOptions(const OperatorFlags& flags, const std::string& identity,
+                                    const kube::RestClient& client) {
+  ctrl::ManagerOptions options;
+  if (flags.leaderElect) {
+    kube::LeaderElectionConfig election;
+    election.leaseName = "ipu-operator";
+    election.identity = identity;
+    election.leaseNamespace =
+        flags.leaderElectionNamespace.empty() ? client.defaultNamespace() : flags.leaderElectionNamespace;
+    options.leaderElection = election;
+  }
+  return options;
+}
+
+controllers::ReconcilerOptions reconcilerOptions(const OperatorFlags& flags, Telemetry& telemetry) {
+  controllers::ReconcilerOptions options;
+  options.pods.shmSizeLimit = flags.shmSize;
+  options.pods.runtime = {flags.runtimeImage, flags.runtimeImagePullPolicy};
+  options.partitionIdPrefix = flags.partitionIdPrefix;
+  options.hooks.admitted = [&telemetry](double seconds) { telemetry.admitted(seconds); };
+  options.hooks.running = [&telemetry](double seconds) { telemetry.running(seconds); };
+  return options;
+}
+
+}  // namespace
+
+Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const std::string& identity,
+                                  kube::RestClient& client, Telemetry& telemetry, std::stop_token stop) {
+  std::stop_source fence;
+  std::stop_callback stopping(stop, [&fence] { fence.request_stop(); });
+  auto vipu = connectVipu(flags, fence.get_token());
+  if (!vipu) return vipu.error();
+  controllers::VipuControllers vipuControllers(vipu->targets);
+
+  std::atomic<bool> lost{false};
+  ctrl::ManagerOptions options = managerOptions(flags, identity, client);
+  options.onLeadershipLost = [&lost, &fence] {
+    lost = true;
+    fence.request_stop();
+    log::error("leadership lost: V-IPU calls fenced; stopping the controllers, then campaigning again");
+  };
+  ctrl::Manager manager(client, std::move(options));
+  kube::KubeEventRecorder events(client);
+  auto ipuJobs = controllers::IpuJobController::setup(
+      manager, vipuControllers, events,
+      {.reconciler = reconcilerOptions(flags, telemetry),
+       .queueingStrategy = flags.queueingStrategy,
+       .missingQuota = flags.missingQuota,
+       .workers = flags.workers,
+       .reconcileObserved = [&telemetry](bool ok, double seconds) { telemetry.reconciled(ok, seconds); },
+       .admissionPassObserved = [&telemetry](double seconds) { telemetry.admissionPass(seconds); }});
+  auto ipuQuotas = controllers::IpuQuotaController::setup(manager, events);
+  // While leading, the metrics count the caches' jobs and quotas and /readyz waits for their sync.
+  manager.observeLeading([&telemetry, &jobs = *ipuJobs, &quotas = *ipuQuotas](bool leading) {
+    telemetry.setLeading(leading);
+    if (!leading) return telemetry.detach();
+    telemetry.attach({&jobs.jobs(), &quotas.quotas(), [&jobs] { return jobs.controller().queue().len(); },
+                      [&jobs] { return jobs.synced(); }});
+  });
+
+  const Status ran = manager.run(stop);
+  if (lost) return TermEnd::kLeadershipLost;
+  if (!ran) return ran.error();
+  return TermEnd::kStopped;
+}
+
+}  // namespace ipu::cmd

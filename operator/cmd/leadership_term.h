@@ -1,0 +1,34 @@
+#pragma once
+
+#include <stop_token>
+
+#include "cmd/operator_flags.h"
+#include "cmd/telemetry.h"
+#include "common/result.h"
+#include "kube/rest_client.h"
+
+namespace ipu::cmd {
+
+enum class TermEnd {
+  kStopped,         // the process was asked to stop (SIGTERM, SIGINT)
+  kLeadershipLost,  // another replica may lead now; everything this term held has stopped
+};
+
+// One term of the operator: it campaigns for the Lease (at once without leader election), leads, and ends
+// when the process stops or its leadership is lost. Everything a leader keeps in memory belongs to the term
+// (V-IPU connections, informers and their caches, the controllers, the admission inventory, the event
+// recorder), so a term that lost the Lease leaves nothing behind and the next one starts from what the API
+// server and V-IPU say, as a new process would, without one: a single replica outlives an API server that
+// was away for longer than the renew deadline.
+//
+// V-IPU is fenced the moment the Lease is lost: the term's clients refuse new calls and cancel the ones in
+// flight before the controllers have even been asked to stop.
+//
+// Every term of a process campaigns as `identity`: a term that finds the Lease still naming it (its
+// predecessor's, whose work has ended) renews it at once instead of waiting for it to expire.
+//
+// Fails when the term cannot start (a V-IPU client that cannot be made) or a cache never syncs.
+Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const std::string& identity,
+                                  kube::RestClient& client, Telemetry& telemetry, std::stop_token stop);
+
+}  // namespace ipu::cmd
