@@ -27,7 +27,8 @@ struct JobPass {
         observed(api::parseIpuJobStatus(member(job, "status"))),
         status(observed),
         now(passTime) {
-    status.selector = std::string(kJobNameLabel) + "=" + stringMember(member(job, "metadata"), "name");
+    status.selector =
+        std::string(kJobNameLabel) + "=" + jobLabelValue(stringMember(member(job, "metadata"), "name"));
   }
 
   void setPhase(const std::string& phase, const std::string& reason, const std::string& message) {

@@ -101,10 +101,6 @@ bool needsRuntimeCredentials(const api::IpuJobSpec& spec) {
   return spec.workersPerJobInstance > 1;
 }
 
-std::string runtimeSecretName(const std::string& jobName) {
-  return jobName + "-ipu-runtime";
-}
-
 std::string runtimeIdentity(const api::ObjectIdentity& job) {
   return job.ns + "/" + job.name + "/" + job.uid;
 }
@@ -116,7 +112,7 @@ Json buildRuntimeSecret(const api::IpuJob& job, const std::string& caPem, const 
           {"metadata",
            {{"name", runtimeSecretName(job.identity.name)},
             {"namespace", job.identity.ns},
-            {"labels", {{kJobNameLabel, job.identity.name}}},
+            {"labels", {{kJobNameLabel, jobLabelValue(job.identity.name)}}},
             {"ownerReferences", Json::array({ownerReferenceTo(job.identity)})}}},
           {"type", "kubernetes.io/tls"},
           {"stringData",
@@ -128,7 +124,7 @@ std::string instancePeers(const api::IpuJob& job, int workerIndex) {
   const int first = workerIndex / perInstance * perInstance;
   std::string peers;
   for (int k = first; k < first + perInstance; ++k) {
-    peers += (peers.empty() ? "" : ",") + workerPodName(job.identity.name, k) + "." +
+    peers += (peers.empty() ? "" : ",") + workerHostname(job.identity.name, k) + "." +
              headlessServiceName(job.identity.name);
   }
   return peers;

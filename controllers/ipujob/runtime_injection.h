@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/ipujob.h"
+#include "ipujob/child_names.h"
 
 // What the operator injects into a worker pod so that ipu-runtime runs the job (DESIGN.md, "Runtime and
 // launch"): the init container that installs the runtime, the worker container's command wrapped by it, the
@@ -30,9 +31,6 @@ WorkerRole workerRole(const api::IpuJobSpec& spec, int workerIndex);
 
 // Whether the job's pods need the per-job certificate Secret (some instance spans several workers).
 bool needsRuntimeCredentials(const api::IpuJobSpec& spec);
-
-// The Secret holding the job's runtime credentials; named after the job.
-std::string runtimeSecretName(const std::string& jobName);
 
 // Who the job's certificate is issued for: "<namespace>/<name>/<uid>" (a job recreated under the same name
 // gets a new identity, so its predecessor's pods can never talk to it).

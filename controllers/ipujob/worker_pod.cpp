@@ -75,18 +75,10 @@ void defaultContainerForKubectl(Json& metadata, const Json& podSpec) {
 }
 
 Json jobLabels(const api::IpuJob& job) {
-  return {{kJobNameLabel, job.identity.name}};
+  return {{kJobNameLabel, jobLabelValue(job.identity.name)}};
 }
 
 }  // namespace
-
-std::string workerPodName(const std::string& jobName, int workerIndex) {
-  return jobName + "-worker-" + std::to_string(workerIndex);
-}
-
-std::string headlessServiceName(const std::string& jobName) {
-  return jobName;
-}
 
 Json ownerReferenceTo(const api::ObjectIdentity& job) {
   return {{"apiVersion", std::string(api::kGroup) + "/" + api::kVersion},
@@ -128,7 +120,7 @@ Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssi
   Json spec = podTemplate.value("spec", Json::object());
   spec["hostIPC"] = true;
   spec["restartPolicy"] = "Never";
-  spec["hostname"] = workerPodName(job.identity.name, workerIndex);
+  spec["hostname"] = workerHostname(job.identity.name, workerIndex);
   spec["subdomain"] = headlessServiceName(job.identity.name);
   if (!partition.vipuController.empty()) {
     Json& selector = spec["nodeSelector"];

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/ipujob.h"
+#include "ipujob/child_names.h"
 #include "ipujob/runtime_injection.h"
 
 namespace ipu::controllers {
@@ -36,10 +37,6 @@ struct WorkerPodOptions {
   int ipuofTimeoutSeconds = 120;      // IPUOF_VIPU_API_TIMEOUT unless the user set it
   RuntimeOptions runtime;             // ipu-runtime's image; empty: not injected
 };
-
-std::string workerPodName(const std::string& jobName, int workerIndex);
-// The headless Service that gives worker pods stable DNS names (<pod>.<service>); named after the job.
-std::string headlessServiceName(const std::string& jobName);
 
 // Worker pod `workerIndex` (0 .. workerCount-1) of the job: the user's template with what Poplar needs merged
 // in, never duplicating what the user already wrote:

@@ -42,19 +42,20 @@ std::optional<int64_t> optionalInteger(const Json& spec, const std::string& fiel
 
 // An optional whole number within [min, max]; an error naming the field when it is out of range or not a
 // whole number (a float, a string, or a number beyond int64).
-Result<std::optional<int64_t>> boundedInteger(const Json& spec, const std::string& field, int64_t min,
-                                              int64_t max) {
-  auto found = spec.find(field);
-  if (found == spec.end() || found->is_null()) return std::optional<int64_t>();
+// `object`'s integer `field` (spec.<parent><field>), when present, within [min, max].
+Result<std::optional<int64_t>> boundedInteger(const Json& object, const std::string& field, int64_t min,
+                                              int64_t max, const std::string& parent = "") {
+  auto found = object.find(field);
+  if (found == object.end() || found->is_null()) return std::optional<int64_t>();
   if (!found->is_number_integer() ||
       (found->is_number_unsigned() &&
        found->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())))
-    return invalid(field,
+    return invalid(parent + field,
                    "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max));
   const int64_t value = found->get<int64_t>();
   if (value < min || value > max)
-    return invalid(field, "must be from " + std::to_string(min) + " to " + std::to_string(max) + ", not " +
-                              std::to_string(value));
+    return invalid(parent + field, "must be from " + std::to_string(min) + " to " + std::to_string(max) +
+                                       ", not " + std::to_string(value));
   return std::optional<int64_t>(value);
 }
 
@@ -166,10 +167,9 @@ Result<IpuJobSpec> parseIpuJobSpec(const Json& spec) {
     else
       return invalid("restartPolicy.type",
                      "must be Always, OnFailure, Never or ExitCode, not \"" + type + "\"");
-    if (auto limit = optionalInteger(restart, "backOffLimit")) {
-      if (*limit < 0) return invalid("restartPolicy.backOffLimit", "must not be negative");
-      out.backOffLimit = static_cast<int>(*limit);
-    }
+    auto limit = boundedInteger(restart, "backOffLimit", 0, kMaxBackOffLimit, "restartPolicy.");
+    if (!limit) return limit.error();
+    if (*limit) out.backOffLimit = static_cast<int>(**limit);
     if (restart.contains("exitCodes") && restart["exitCodes"].is_string()) {
       auto codes = parseExitCodes(restart["exitCodes"]);
       if (!codes) return codes.error();
@@ -206,6 +206,13 @@ Result<IpuJobSpec> parseIpuJobSpec(const Json& spec) {
   return out;
 }
 
+int maxJobNameLength(int workerCount) {
+  constexpr int kMaxPodName = 253;
+  const int suffix =
+      static_cast<int>(std::string("-worker-").size() + std::to_string(std::max(workerCount, 1) - 1).size());
+  return kMaxPodName - suffix;
+}
+
 Result<IpuJob> parseIpuJob(const Json& object) {
   if (!object.is_object() || object.value("kind", "") != kKind) {
     return makeError(ErrorCode::kInvalidArgument, "not an IPUJob");
@@ -217,6 +224,15 @@ Result<IpuJob> parseIpuJob(const Json& object) {
   auto spec = parseIpuJobSpec(object.value("spec", Json()));
   if (!spec) return spec.error();
   job.spec = std::move(*spec);
+  const int maxName = maxJobNameLength(job.spec.workerCount());
+  if (static_cast<int>(job.identity.name.size()) > maxName) {
+    return makeError(
+        ErrorCode::kInvalidArgument,
+        "metadata.name is too long: worker pods are named <name>-worker-<index> and a pod name has "
+        "at most 253 characters, so with " +
+            std::to_string(job.spec.workerCount()) + " workers the job's name may have at most " +
+            std::to_string(maxName) + " characters");
+  }
   return job;
 }
 

@@ -34,6 +34,13 @@ struct ExitCodeRange {
 // (ttlSecondsAfterFinished, activeDeadlineSeconds), and PriorityClass's range for priority.
 inline constexpr int64_t kMaxSpecSeconds = 31'536'000;
 inline constexpr int64_t kMaxSpecPriority = 1'000'000'000;
+// restartPolicy.backOffLimit: the int32 the CRD declares (the API server does not enforce `format: int32`).
+inline constexpr int64_t kMaxBackOffLimit = 2'147'483'647;
+
+// Worker pods are named "<name>-worker-<index>" and a pod name has at most 253 characters: the longest job
+// name for `workerCount` workers (the last index's digits count). The CRD's rule on metadata.name is the
+// same.
+int maxJobNameLength(int workerCount);
 
 struct IpuJobSpec {
   int jobInstances = 1;

@@ -1,6 +1,6 @@
 #include "vipu/partition_id.h"
 
-#include <cstdio>
+#include "common/stable_hash.h"
 
 namespace ipu::vipu {
 namespace {
@@ -10,16 +10,6 @@ bool isIdStart(char c) {
 }
 bool isIdChar(char c) {
   return isIdStart(c) || c == '.' || c == '_' || c == '-';
-}
-
-// FNV-1a: stable across platforms and releases, unlike std::hash.
-std::uint64_t fnv1a(std::string_view text) {
-  std::uint64_t hash = 14695981039346656037ull;
-  for (char c : text) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 1099511628211ull;
-  }
-  return hash;
 }
 
 }  // namespace
@@ -48,10 +38,7 @@ std::string derivePartitionId(std::string_view nameSpace, std::string_view job, 
                               std::size_t maxLength) {
   std::string id = std::string(nameSpace) + "_" + std::string(job) + "_" + std::to_string(instance);
   if (id.size() <= maxLength) return id;
-  char suffix[16];
-  std::snprintf(suffix, sizeof suffix, "_%012llx",
-                static_cast<unsigned long long>(fnv1a(id) & 0xffffffffffffull));
-  const std::string tail(suffix);
+  const std::string tail = "_" + stableHashHex(id, 12);
   const std::size_t keep = maxLength > tail.size() ? maxLength - tail.size() : 0;
   return id.substr(0, keep) + tail;
 }

@@ -81,6 +81,20 @@ TEST_F(OperatorOnRealNodeTest, TwoWorkerPodsOfOneInstanceRunARealAllreduce) {
       << peerLog.out;
 }
 
+// A name with a leading digit and dots, too long for a hostname or a Service: the pods keep the names users
+// type, and the peers still find each other through the derived hostnames and Service in real DNS.
+TEST_F(OperatorOnRealNodeTest, WorkersOfAJobWithALongDottedNameStillFindEachOther) {
+  const std::string name = "7.team.bert-large.pretraining.phase-one.sequence-length-128.run-42";
+  ASSERT_GT(name.size(), 63u);
+  const std::string job = createJob(jobRunning(name, Json::array({"python3", "-c", kAllreduce}),
+                                               R"({"workersPerJobInstance": "2"})", debianMpi()));
+  ASSERT_EQ(job, name);
+  ASSERT_TRUE(reachesPhase(job, "Succeeded", 180s));
+  const std::string partition = jobStatus(job)["partitions"][0].value("id", "");
+  EXPECT_EQ(rankLines(job + "-worker-0", 1),
+            std::vector<std::string>{"rank 1 of 2 sum 3 offset 1 total 2 partition " + partition});
+}
+
 TEST_F(OperatorOnRealNodeTest, EachInstanceRunsTheUsersLauncherOnItsOwnPartition) {
   const std::string launcher = R"({"jobInstances": 2, "workersPerJobInstance": "2", "launcher": {"command":
       ["mpirun", "--tag-output", "-np", "2", "python3", "-c", ")" +

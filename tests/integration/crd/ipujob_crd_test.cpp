@@ -87,7 +87,31 @@ TEST_F(IpuJobCrdTest, InvalidJobsAreRefusedWithReadableMessages) {
                  "spec.priority in body should be less than or equal to 1000000000");
   expectRejected(job("lowpriority", "  ipusPerJobInstance: \"4\"\n  priority: -1000000001\n"),
                  "spec.priority in body should be greater than or equal to -1000000000");
+  expectRejected(job("backoff", "  ipusPerJobInstance: \"4\"\n  restartPolicy: {backOffLimit: 2147483648}\n"),
+                 "spec.restartPolicy.backOffLimit in body should be less than or equal to 2147483647");
   EXPECT_TRUE(getJson("ipujobs", "three").is_null());
+}
+
+// Worker pods are named <job>-worker-<index> (at most 253): the name's limit depends on the last index.
+TEST_F(IpuJobCrdTest, JobNamesAreRefusedOnlyWhenTheirWorkerPodNamesCannotFit) {
+  const std::string atLimit(244, 'a');
+  const std::string oneWorker = "  ipusPerJobInstance: \"1\"\n";
+  const std::string elevenWorkers = "  ipusPerJobInstance: \"1\"\n  jobInstances: 11\n";
+  const std::string message =
+      "metadata.name is too long: worker pods are named <name>-worker-<index> and a pod name has at most 253 "
+      "characters";
+  EXPECT_TRUE(kubectl({"create", "-f", "-"}, RunOptions{.input = job(atLimit, oneWorker)}).ok());
+  expectRejected(job(atLimit + "b", oneWorker), message);
+  expectRejected(job(std::string(253, 'c'), oneWorker), message);
+  // With 11 workers the last is <name>-worker-10: one character less.
+  EXPECT_TRUE(
+      kubectl({"create", "-f", "-"}, RunOptions{.input = job(std::string(243, 'd'), elevenWorkers)}).ok());
+  expectRejected(job(std::string(244, 'e'), elevenWorkers), message);
+  // Names Kubernetes allows for objects but not for every child (a leading digit, dots) are accepted.
+  for (const char* name : {"1-leading-digit", "with.dots.in.it"}) {
+    auto created = kubectl({"create", "-f", "-"}, RunOptions{.input = job(name, oneWorker)});
+    EXPECT_TRUE(created.ok()) << name << ": " << created.describe();
+  }
 }
 
 TEST_F(IpuJobCrdTest, ShapeChangesOnlyWhileSuspended) {

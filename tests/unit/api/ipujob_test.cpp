@@ -99,7 +99,7 @@ TEST(IpuJobTest, MalformedSpecsGiveMessagesNamingTheField) {
            {"ipusPerJobInstance: \"4\"\nrestartPolicy: {type: ExitCode, exitCodes: \"1,,2\"}\n" + kContainers,
             "like \"1,3-5\""},
            {"ipusPerJobInstance: \"4\"\nrestartPolicy: {backOffLimit: -1}\n" + kContainers,
-            "must not be negative"},
+            "spec.restartPolicy.backOffLimit: must be from 0 to 2147483647, not -1"},
            {"ipusPerJobInstance: \"4\"\ncleanPodPolicy: Some\n" + kContainers,
             "must be None, All or Workers"},
            {"ipusPerJobInstance: \"4\"\nlauncher: {command: [1]}\n" + kContainers,
@@ -142,12 +142,48 @@ TEST(IpuJobNumbersTest, OutOfRangeNumbersTheApiServerLetThroughAreRefusedNamingT
       {"ttlSecondsAfterFinished", -1, "spec.ttlSecondsAfterFinished: must be from 0 to 31536000, not -1"},
       {"ttlSecondsAfterFinished", 1.5, "spec.ttlSecondsAfterFinished: must be a whole number"},
       {"priority", "high", "spec.priority: must be a whole number"},
+      {"restartPolicy",
+       {{"backOffLimit", 2147483648LL}},
+       "spec.restartPolicy.backOffLimit: must be from 0 to 2147483647, not 2147483648"},
+      {"restartPolicy", {{"backOffLimit", -1}}, "spec.restartPolicy.backOffLimit: must be from 0"},
+      {"restartPolicy", {{"backOffLimit", "3"}}, "spec.restartPolicy.backOffLimit: must be a whole number"},
   };
   for (const auto& [field, value, message] : refused) {
     auto job = parse(field, value);
     ASSERT_FALSE(job.ok()) << field << "=" << value.dump();
     EXPECT_NE(job.error().message.find(message), std::string::npos) << job.error().message;
   }
+}
+
+// Worker pods are <name>-worker-<index>, at most 253 characters: an older CRD (without the rule on
+// metadata.name) could store a name whose pods can never exist. It is refused with the limit, not retried.
+TEST(IpuJobNamesTest, ANameWhoseWorkerPodsCannotBeNamedIsRefusedWithTheLimit) {
+  auto parse = [](const std::string& name, int instances) {
+    Json object = {
+        {"apiVersion", "graphcore.ai/v1alpha1"},
+        {"kind", "IPUJob"},
+        {"metadata", {{"name", name}, {"namespace", "team"}}},
+        {"spec",
+         {{"ipusPerJobInstance", "4"},
+          {"jobInstances", instances},
+          {"workers", {{"template", {{"spec", {{"containers", {{{"name", "m"}, {"image", "i"}}}}}}}}}}}}};
+    return parseIpuJob(object);
+  };
+  EXPECT_EQ(maxJobNameLength(1), 244);
+  EXPECT_EQ(maxJobNameLength(10), 244);
+  EXPECT_EQ(maxJobNameLength(11), 243);
+  EXPECT_EQ(maxJobNameLength(1024), 241);
+  EXPECT_EQ(maxJobNameLength(0), 244);
+  EXPECT_TRUE(parse(std::string(244, 'a'), 1).ok());
+  EXPECT_TRUE(parse(std::string(243, 'a'), 11).ok());
+  auto refused = parse(std::string(244, 'a'), 11);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("metadata.name is too long"), std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("with 11 workers the job's name may have at most 243 characters"),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_FALSE(parse(std::string(253, 'a'), 1).ok());
 }
 
 }  // namespace

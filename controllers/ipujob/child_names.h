@@ -1,0 +1,37 @@
+#pragma once
+
+#include <string>
+
+namespace ipu::controllers {
+
+// The names of what the operator makes for a job, each within its own Kubernetes limit, derived from the
+// job's name alone (pure, stable across releases: a new operator finds what an old one made).
+//
+// Any name the API server accepts for an IPUJob (a DNS subdomain: up to 253 characters of [a-z0-9.-],
+// starting and ending with a letter or digit) gets valid children; names that already fit keep the plain
+// form, so short names look as they always did. What cannot be made to fit — a worker pod name over 253,
+// which users type and so is never shortened — the CRD refuses at `kubectl apply` (api::maxJobNameLength).
+
+// "<job>-worker-<k>", as users type it in `kubectl logs`. Never shortened.
+std::string workerPodName(const std::string& jobName, int workerIndex);
+
+// The pod's spec.hostname, a DNS label (63, no dots): "<job>-worker-<k>" when that is one; otherwise the
+// job name with dots as '-', cut, plus 8 hex digits of a hash of the whole name, then "-worker-<k>".
+// Peers reach each other as "<hostname>.<service>" (IPU_RUNTIME_PEERS carries exactly these names).
+std::string workerHostname(const std::string& jobName, int workerIndex);
+
+// The headless Service (and the pods' spec.subdomain), an RFC 1035 label (63, starts with a letter, no
+// dots): the job name when it is one; otherwise it made into one ("j" before a leading digit, dots as '-',
+// cut) plus '-' and 8 hex digits of a hash of the whole name, so "a.b" and "a-b" get different Services.
+std::string headlessServiceName(const std::string& jobName);
+
+// The graphcore.ai/ipujob label's value (63): the job name, or for longer names its first 54 characters, '-'
+// and 8 hex digits of a hash of the whole name. Selectors use it; the job owns its children by
+// ownerReference, never by label.
+std::string jobLabelValue(const std::string& jobName);
+
+// The Secret with the job's runtime credentials (a DNS subdomain, 253): "<job>-ipu-runtime", shortened with
+// a hash when longer.
+std::string runtimeSecretName(const std::string& jobName);
+
+}  // namespace ipu::controllers
