@@ -299,6 +299,8 @@ Result<Action> IpuJobReconciler::run(JobPass& pass, const api::IpuJob& job) {
       return Action::requeue(options_.activationPoll);
     case PartitionsState::Kind::kError:
       return fail(pass, "PartitionError", partitions->message);
+    case PartitionsState::Kind::kControllerUnknown:
+      return fail(pass, "VipuControllerUnknown", partitions->message);
     case PartitionsState::Kind::kNoLongerFits:
       break;
   }

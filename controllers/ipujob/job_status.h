@@ -26,6 +26,7 @@ inline constexpr const char* kPhaseSuspended = "Suspended";
 bool isTerminalPhase(const std::string& phase);
 
 using api::heldPartitionsOf;
+using api::kPartitionAbandoned;
 using api::kPartitionActive;
 using api::kPartitionPlanned;
 using api::kPartitionReleased;

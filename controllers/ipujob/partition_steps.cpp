@@ -20,9 +20,11 @@ Result<PartitionsState> PartitionSteps::ensure(JobPass& pass, const api::IpuJobS
   const std::string controller = held.at(0).controller;
   state.target = controllers_.find(controller);
   if (state.target == nullptr) {
-    return makeError(ErrorCode::kFailedPrecondition,
-                     "the job holds partitions on a V-IPU controller the operator is not configured with: " +
-                         unknownControllerMessage(controller, controllers_.targets()));
+    // Retrying cannot help: only a change of the operator's flags could, and a restart would run it again.
+    state.kind = PartitionsState::Kind::kControllerUnknown;
+    state.message = "The job's partitions are on a V-IPU controller this operator is not configured with: " +
+                    unknownControllerMessage(controller, controllers_.targets());
+    return state;
   }
   auto planner = controllers_.planner(controller);
   if (!planner) return planner.error();
@@ -122,9 +124,16 @@ Status PartitionSteps::release(JobPass& pass) {
     if (!partition.held()) continue;
     const VipuTarget* target = controllers_.find(partition.controller);
     if (target == nullptr) {
-      return makeError(ErrorCode::kFailedPrecondition,
-                       "cannot release partition " + partition.id + ": " +
-                           unknownControllerMessage(partition.controller, controllers_.targets()));
+      // Nobody here can remove it: the job lets go (so it can end and be deleted) and the admin is told.
+      partition.state = kPartitionAbandoned;
+      events_.record(kube::referenceTo(pass.object), kube::EventType::kWarning, "PartitionAbandoned",
+                     "Could not release V-IPU partition " + partition.id + ": " +
+                         unknownControllerMessage(partition.controller, controllers_.targets()) +
+                         ". Remove it on that controller (vipu remove partition " + partition.id +
+                         "), or configure the controller again and its orphan sweep removes it");
+      log::warning("abandoned a partition on an unknown V-IPU controller",
+                   {{"job", pass.key}, {"partition", partition.id}, {"controller", partition.controller}});
+      continue;
     }
     auto removed = target->api->removePartition(partition.id, /*force=*/true);
     if (!removed && removed.error().code != ErrorCode::kNotFound) return removed.error();

@@ -18,13 +18,14 @@ namespace ipu::controllers {
 // Where a job's recorded partitions stand in V-IPU.
 struct PartitionsState {
   enum class Kind {
-    kActive,        // every partition PS_ACTIVE: pods may start
-    kActivating,    // created (now or before), not all active yet: poll
-    kNoLongerFits,  // recorded, never created, and the IPUs are gone (taken while no process ran)
-    kError,         // a partition is in error
+    kActive,             // every partition PS_ACTIVE: pods may start
+    kActivating,         // created (now or before), not all active yet: poll
+    kNoLongerFits,       // recorded, never created, and the IPUs are gone (taken while no process ran)
+    kError,              // a partition is in error
+    kControllerUnknown,  // the partitions are on a V-IPU controller the operator is not configured with
   };
   Kind kind = Kind::kActivating;
-  std::string message;  // kError: which partition
+  std::string message;  // kError: which partition; kControllerUnknown: which controller
   const VipuTarget* target = nullptr;
   std::shared_ptr<const vipu::PartitionPlanner> planner;
   std::map<std::string, vipu::Partition> byId;  // kActive: V-IPU's view of each recorded partition

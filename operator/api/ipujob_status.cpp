@@ -50,7 +50,7 @@ void putNonEmpty(Json& out, const char* name, const std::string& value) {
 }  // namespace
 
 bool PartitionRecord::held() const {
-  return state != kPartitionReleased;
+  return state != kPartitionReleased && state != kPartitionAbandoned;
 }
 
 std::vector<PartitionRecord> IpuJobStatus::heldPartitions() const {

@@ -25,10 +25,13 @@ struct Condition {
 };
 
 // The states of a recorded partition (status.partitions[].state): its id is written (Planned) before
-// CreatePartition, it is Active once PS_ACTIVE, Released after RemovePartition.
+// CreatePartition, it is Active once PS_ACTIVE, Released after RemovePartition. Abandoned: on a V-IPU
+// controller the operator is no longer configured with, so it could not be removed (a Warning Event tells
+// the admin); the job no longer holds it.
 inline constexpr const char* kPartitionPlanned = "Planned";
 inline constexpr const char* kPartitionActive = "Active";
 inline constexpr const char* kPartitionReleased = "Released";
+inline constexpr const char* kPartitionAbandoned = "Abandoned";
 
 // One entry of status.partitions: a job instance's V-IPU partition, recorded (Planned) before it is created.
 struct PartitionRecord {
@@ -37,9 +40,9 @@ struct PartitionRecord {
   int size = 0;
   std::string controller;
   std::string ipus;   // where its IPUs are, for people ("ild0:0-3")
-  std::string state;  // Planned, Active or Released
+  std::string state;  // Planned, Active, Released or Abandoned
 
-  bool held() const;  // every state but Released
+  bool held() const;  // Planned or Active (anything but Released and Abandoned)
   bool operator==(const PartitionRecord&) const = default;
 };
 

@@ -1,0 +1,79 @@
+// Errors that retrying cannot fix end the job, give back what can be given back and stop: a job whose
+// partitions are on a V-IPU controller the operator no longer knows, and a deadline that passes while a
+// partition never activates.
+#include "operator_fixture.h"
+
+namespace ipu::testing {
+namespace {
+
+class TerminalErrorTest : public OperatorTest {
+ protected:
+  bool startsOperatorInSetUp() const override { return false; }
+
+  std::string failureReason(const std::string& job) {
+    for (const Json& condition : jobStatus(job).value("conditions", Json::array())) {
+      if (condition.value("type", "") == "Failed") return condition.value("reason", "");
+    }
+    return "";
+  }
+};
+
+TEST_F(TerminalErrorTest, AJobOnAControllerNoLongerConfiguredFailsLetsGoAndCanBeDeleted) {
+  startOperator();
+  const std::string job = createJob(readFile(kFourIpuManifest));  // runs until deleted
+  ASSERT_TRUE(reachesPhase(job, "Running"));
+  const std::string id = jobStatus(job)["partitions"][0].value("id", "");
+
+  // The admin renames the controller in the operator's flags: nothing can reach the job's partition now.
+  EXPECT_EQ(operator_->stop(), 0);
+  startOperator({"--vipu-controller", "renamed=" + sim_->endpoint()});
+  ASSERT_TRUE(reachesPhase(job, "Failed", 60s));
+  const Json status = jobStatus(job);
+  EXPECT_NE(status.value("lastMessage", "")
+                .find("there is no V-IPU controller named 'pod64' (configured: renamed)"),
+            std::string::npos)
+      << status.dump();
+  EXPECT_EQ(failureReason(job), "VipuControllerUnknown");
+  EXPECT_TRUE(
+      eventually([&] { return jobStatus(job)["partitions"][0].value("state", "") == "Abandoned"; }, 30s))
+      << jobStatus(job).dump();
+  EXPECT_TRUE(eventually(
+      [&] {
+        const auto reasons = eventReasons(job);
+        return std::find(reasons.begin(), reasons.end(), "PartitionAbandoned") != reasons.end();
+      },
+      30s));
+  // Nobody could remove it, and nobody pretended to.
+  EXPECT_TRUE(partition(id).has_value());
+  // Deleting the job is not held up by a partition nobody can release.
+  auto deleted = kubectl({"delete", "ipujob", job, "--timeout", "30s"});
+  EXPECT_TRUE(deleted.ok()) << deleted.describe();
+
+  // Configured again, the controller's orphan sweep removes what the job abandoned.
+  EXPECT_EQ(operator_->stop(), 0);
+  startOperator();
+  EXPECT_TRUE(eventually([&] { return !partition(id).has_value(); }, 30s))
+      << "the abandoned partition was never swept";
+}
+
+TEST_F(TerminalErrorTest, ActiveDeadlineFiresWhileAPartitionNeverActivates) {
+  std::unique_ptr<vipu::testing::SimProcess> stuckSim;
+  std::unique_ptr<vipu::VipuClient> stuck;
+  startVipuSim("pod16", {"--activation-delay-ms", "3600000"}, stuckSim, stuck);
+  ASSERT_FALSE(HasFatalFailure());
+  startOperator({"--vipu-controller", "stuck=" + stuckSim->endpoint()});
+  const std::string job = createJob(manifestWith(kFourIpuManifest, "", "  activeDeadlineSeconds: 5\n"));
+  ASSERT_TRUE(reachesPhase(job, "Failed", 60s)) << jobStatus(job).dump();
+  EXPECT_EQ(failureReason(job), "DeadlineExceeded");
+  EXPECT_TRUE(eventually(
+      [&] {
+        auto listed = stuck->listPartitions("");
+        return listed && listed->empty();
+      },
+      30s))
+      << "the never-active partition was kept";
+  EXPECT_TRUE(podsOf(job).empty());
+}
+
+}  // namespace
+}  // namespace ipu::testing
