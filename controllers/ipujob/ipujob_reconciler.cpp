@@ -109,6 +109,7 @@ Result<Action> IpuJobReconciler::step(JobPass& pass) {
   }
   if (job->spec.suspend) return suspend(pass, *job);
   if (!pass.holdsPartitions()) return admit(pass, *job);
+  if (auto drift = shapeDrift(pass.status, job->spec)) return reshape(pass, *job, *drift);
   return run(pass, *job);
 }
 
@@ -121,6 +122,7 @@ Result<Action> IpuJobReconciler::readmit(JobPass& pass) {
   status.lastMessage = "The spec changed: the job is admitted again";
   status.conditions.clear();
   status.partitions.clear();
+  status.admittedShape.reset();
   status.completionTime.reset();
   status.startTime.reset();
   status.restartCount.reset();
@@ -173,9 +175,26 @@ Result<Action> IpuJobReconciler::suspend(JobPass& pass, const api::IpuJob& job) 
   if (Status released = releaseQuota(pass); !released) return released.error();
   pass.setPhase(kPhaseSuspended, "Suspended", "The job is suspended");
   pass.status.partitions.clear();
+  pass.status.admittedShape.reset();
   pass.status.currentReplicas = 0;
   pass.status.startTime.reset();
   return Action::awaitChange();
+}
+
+// The spec's shape changed while the job held partitions (edited while suspended, then resumed before any
+// operator saw the suspension): its pods and partitions are of the old shape, so they all go and the job is
+// admitted again; pods of the new shape never run on partitions of the old.
+Result<Action> IpuJobReconciler::reshape(JobPass& pass, const api::IpuJob& job, const std::string& drift) {
+  if (auto removed = workers_.remove(pods_.listOwnedBy(job.identity.uid)); !removed) return removed.error();
+  if (auto released = partitions_.release(pass); !released) return released.error();
+  if (Status released = releaseQuota(pass); !released) return released.error();
+  pass.setPhase(kPhasePending, "SpecChanged",
+                "The job's shape changed (" + drift + ") since it was admitted: admitting it again");
+  pass.status.partitions.clear();
+  pass.status.admittedShape.reset();
+  pass.status.currentReplicas = 0;
+  pass.status.startTime.reset();
+  return Action::requeueNow();
 }
 
 Result<Action> IpuJobReconciler::admit(JobPass& pass, const api::IpuJob& job) {
@@ -254,6 +273,7 @@ void IpuJobReconciler::recordAdmission(JobPass& pass, const api::IpuJob& job, co
   const int size = job.spec.ipusPerJobInstance;
   auto& status = pass.status;
   status.partitions.clear();
+  status.admittedShape = {job.spec.jobInstances, size, job.spec.workersPerJobInstance};
   for (std::uint32_t instance = 0; instance < decision.placements.size(); ++instance) {
     status.partitions.push_back(
         {partitionIdFor(options_.partitionIdPrefix, job.identity.ns, job.identity.name, instance),
@@ -309,6 +329,7 @@ Result<Action> IpuJobReconciler::run(JobPass& pass, const api::IpuJob& job) {
   pass.setPhase(kPhaseQueued, "InsufficientCapacity",
                 "The capacity this job was admitted to has been taken; waiting again");
   pass.status.partitions.clear();
+  pass.status.admittedShape.reset();
   return Action::requeueNow();
 }
 

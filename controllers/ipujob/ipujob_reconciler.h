@@ -86,6 +86,7 @@ class IpuJobReconciler final : public ctrl::Reconciler {
   Result<Action> finished(JobPass& pass);
   Result<Action> removeAfterTtl(JobPass& pass);
   Result<Action> suspend(JobPass& pass, const api::IpuJob& job);
+  Result<Action> reshape(JobPass& pass, const api::IpuJob& job, const std::string& drift);
   Result<Action> admit(JobPass& pass, const api::IpuJob& job);
   void recordAdmission(JobPass& pass, const api::IpuJob& job, const Admission& admission);
   // Claims the namespace's quota for an admitted job: nullopt when claimed (or no quota applies), else why it

@@ -9,6 +9,28 @@ bool isTerminalPhase(const std::string& phase) {
   return phase == kPhaseSucceeded || phase == kPhaseFailed;
 }
 
+std::optional<std::string> shapeDrift(const api::IpuJobStatus& status, const api::IpuJobSpec& spec) {
+  const auto held = status.heldPartitions();
+  if (held.empty()) return std::nullopt;
+  api::AdmittedShape admitted;
+  if (status.admittedShape) {
+    admitted = *status.admittedShape;
+  } else {
+    admitted = {static_cast<int>(status.partitions.size()), held.front().size, spec.workersPerJobInstance};
+  }
+  std::string drift;
+  const auto compare = [&drift](const char* field, int was, int is) {
+    if (was == is) return;
+    drift += (drift.empty() ? "" : ", ") + std::string(field) + " " + std::to_string(was) + " -> " +
+             std::to_string(is);
+  };
+  compare("jobInstances", admitted.jobInstances, spec.jobInstances);
+  compare("ipusPerJobInstance", admitted.ipusPerJobInstance, spec.ipusPerJobInstance);
+  compare("workersPerJobInstance", admitted.workersPerJobInstance, spec.workersPerJobInstance);
+  if (drift.empty()) return std::nullopt;
+  return drift;
+}
+
 std::string phaseOf(const Json& job) {
   return stringMember(member(job, "status"), "phase");
 }

@@ -1,11 +1,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "api/ipujob.h"
 #include "api/ipujob_status.h"
 
 namespace ipu::controllers {
@@ -30,6 +32,11 @@ using api::kPartitionAbandoned;
 using api::kPartitionActive;
 using api::kPartitionPlanned;
 using api::kPartitionReleased;
+
+// How the spec differs from the shape the job's held partitions were admitted with ("jobInstances 2 -> 1,
+// ipusPerJobInstance 4 -> 8"); nullopt when it matches or nothing is held. A status without admittedShape
+// (written by an older version) is judged by its partitions: their count and size. Pure.
+std::optional<std::string> shapeDrift(const api::IpuJobStatus& status, const api::IpuJobSpec& spec);
 
 // status.phase ("" before the first status write).
 std::string phaseOf(const Json& job);

@@ -38,6 +38,13 @@ PartitionRecord parsePartition(const Json& json) {
           stringMember(json, "state")};
 }
 
+std::optional<AdmittedShape> parseShape(const Json& json) {
+  if (!json.is_object()) return std::nullopt;
+  return AdmittedShape{optionalNumber<int>(json, "jobInstances").value_or(0),
+                       optionalNumber<int>(json, "ipusPerJobInstance").value_or(0),
+                       optionalNumber<int>(json, "workersPerJobInstance").value_or(0)};
+}
+
 template <typename T>
 void putOptional(Json& out, const char* name, const std::optional<T>& value) {
   if (value) out[name] = *value;
@@ -117,6 +124,7 @@ IpuJobStatus parseIpuJobStatus(const Json& status) {
       if (partition.is_object()) parsed.partitions.push_back(parsePartition(partition));
     }
   }
+  parsed.admittedShape = parseShape(member(status, "admittedShape"));
   return parsed;
 }
 
@@ -157,6 +165,11 @@ Json toJson(const IpuJobStatus& status) {
                             {"state", p.state}});
     }
     out["partitions"] = std::move(partitions);
+  }
+  if (const auto& shape = status.admittedShape) {
+    out["admittedShape"] = {{"jobInstances", shape->jobInstances},
+                            {"ipusPerJobInstance", shape->ipusPerJobInstance},
+                            {"workersPerJobInstance", shape->workersPerJobInstance}};
   }
   return out;
 }

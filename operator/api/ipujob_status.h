@@ -46,6 +46,14 @@ struct PartitionRecord {
   bool operator==(const PartitionRecord&) const = default;
 };
 
+// The shape a job was admitted with (status.admittedShape), recorded with its partitions.
+struct AdmittedShape {
+  int jobInstances = 0;
+  int ipusPerJobInstance = 0;
+  int workersPerJobInstance = 0;
+  bool operator==(const AdmittedShape&) const = default;
+};
+
 // IPUJob.status as the operator keeps it: Graphcore's fields (launcherStatus, currentReplicas, ...) and ours.
 // Optional fields are absent from the JSON when unset; a status written by an older version reads field by
 // field, and fields this version does not know are never touched (statusPatch only names fields it changes).
@@ -64,6 +72,9 @@ struct IpuJobStatus {
   std::optional<std::string> selector;
   std::vector<Condition> conditions;
   std::vector<PartitionRecord> partitions;
+  // Recorded at admission. Absent in a status written before it existed: then the partitions tell the
+  // instances and size (workersPerJobInstance is immutable).
+  std::optional<AdmittedShape> admittedShape;
 
   // The recorded partitions not yet released.
   std::vector<PartitionRecord> heldPartitions() const;

@@ -77,6 +77,36 @@ TEST_F(LifecycleTest, WorkersRefusedByPodSecurityFailTheJobAndReleaseItsIpus) {
   EXPECT_TRUE(reachesPhase(job, "Running", 60s)) << jobStatus(job).dump();
 }
 
+// Suspended, resized and resumed while no operator ran: the next operator sees a running job whose spec no
+// longer matches its partitions, and admits it again instead of running 8-IPU pods on a 4-IPU partition.
+TEST_F(LifecycleTest, AShapeChangedWhileNoOperatorRanIsAdmittedAgain) {
+  const std::string job = createJob(readFile(kFourIpuManifest));
+  ASSERT_TRUE(reachesPhase(job, "Running"));
+  const std::string oldPod = getJson("pod", job + "-worker-0")["metadata"].value("uid", "");
+  EXPECT_EQ(operator_->stop(), 0);
+
+  for (const char* patch : {R"({"spec":{"suspend":true}})", R"({"spec":{"ipusPerJobInstance":"8"}})",
+                            R"({"spec":{"suspend":false}})"}) {
+    const auto patched = kubectl({"patch", "ipujob", job, "--type", "merge", "-p", patch});
+    ASSERT_TRUE(patched.ok()) << patched.describe();
+  }
+  startOperator();
+  ASSERT_TRUE(eventually(
+      [&] {
+        const Json status = jobStatus(job);
+        return status.value("phase", "") == "Running" && status["partitions"][0].value("size", 0) == 8;
+      },
+      90s))
+      << jobStatus(job).dump();
+  const auto reasons = eventReasons(job);
+  EXPECT_NE(std::find(reasons.begin(), reasons.end(), "SpecChanged"), reasons.end());
+  EXPECT_NE(getJson("pod", job + "-worker-0")["metadata"].value("uid", ""), oldPod)
+      << "the pod of the old shape was kept";
+  const auto held = partitions();
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0].size(), 8u);
+}
+
 TEST_F(LifecycleTest, AnUnschedulableJobRunsOnceItsSpecIsFixed) {
   std::string manifest = readFile(kFourIpuManifest);
   const auto at = manifest.find("ipusPerJobInstance: \"4\"");

@@ -8,8 +8,6 @@
 
 #include "api/ipujob.h"
 
-#include "api/ipujob.h"
-
 namespace ipu::controllers {
 namespace {
 

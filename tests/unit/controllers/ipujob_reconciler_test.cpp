@@ -372,6 +372,43 @@ TEST_F(ReconcilerTest, SuspendingARunningJobRemovesItsPodsAndPartition) {
   EXPECT_TRUE(job_["status"]["startTime"].is_null());
 }
 
+// Suspended, resized and resumed while no operator ran: the operator only sees a running job whose spec no
+// longer matches its partitions. Its pods and partitions go and it is admitted again with the new shape.
+TEST_F(ReconcilerTest, AShapeChangedBehindTheOperatorsBackIsAdmittedAgain) {
+  runToRunning();
+  EXPECT_EQ(job_["status"]["admittedShape"],
+            Json::parse(R"({"jobInstances":1,"ipusPerJobInstance":4,"workersPerJobInstance":1})"));
+  job_["spec"]["ipusPerJobInstance"] = "8";
+  transport_->expect("DELETE", kPodsPath + "/bert-worker-0", 200, "{}");
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::requeueNow());
+  EXPECT_EQ(phase(), "Pending");
+  EXPECT_FALSE(partition(kPartition)) << "the old partition was kept";
+  EXPECT_EQ(job_["status"]["lastMessage"],
+            "The job's shape changed (ipusPerJobInstance 4 -> 8) since it was admitted: admitting it again");
+  EXPECT_TRUE(job_["status"]["partitions"].is_null()) << job_["status"].dump();
+  EXPECT_TRUE(job_["status"]["admittedShape"].is_null());
+  expectStatusPatch();  // admitted with the new shape
+  pass();
+  EXPECT_EQ(job_["status"]["partitions"][0]["size"], 8);
+  EXPECT_EQ(job_["status"]["admittedShape"]["ipusPerJobInstance"], 8);
+}
+
+// A status written before admittedShape existed is judged by its partitions.
+TEST_F(ReconcilerTest, AStatusWithoutARecordedShapeIsJudgedByItsPartitions) {
+  runToRunning();
+  job_["status"].erase("admittedShape");
+  pass();  // the same shape: nothing to do, nothing written
+  EXPECT_EQ(phase(), "Running");
+  EXPECT_TRUE(partition(kPartition));
+  job_["spec"]["jobInstances"] = 2;
+  job_["spec"]["workers"]["replicas"] = 2;
+  transport_->expect("DELETE", kPodsPath + "/bert-worker-0", 200, "{}");
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::requeueNow());
+  EXPECT_NE(job_["status"]["lastMessage"].get<std::string>().find("jobInstances 1 -> 2"), std::string::npos);
+}
+
 TEST_F(ReconcilerTest, TheDeadlineFailsARunningJob) {
   runToRunning(R"({"activeDeadlineSeconds": 60})");
   clock_.advance(30s);

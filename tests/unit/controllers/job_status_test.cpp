@@ -57,5 +57,27 @@ TEST(IsTerminalPhaseTest, OnlySucceededAndFailedAreFinal) {
   EXPECT_FALSE(isTerminalPhase(""));
 }
 
+TEST(ShapeDriftTest, ComparesTheSpecWithTheRecordedShapeOrThePartitions) {
+  api::IpuJobSpec spec;
+  spec.jobInstances = 2;
+  spec.ipusPerJobInstance = 4;
+  spec.workersPerJobInstance = 2;
+  api::IpuJobStatus status;
+  EXPECT_EQ(shapeDrift(status, spec), std::nullopt) << "nothing held: nothing to compare";
+  status.partitions = {{"p0", 0, 4, "pod64", "", "Active"}, {"p1", 1, 4, "pod64", "", "Active"}};
+  EXPECT_EQ(shapeDrift(status, spec), std::nullopt);
+  status.admittedShape = api::AdmittedShape{2, 4, 2};
+  EXPECT_EQ(shapeDrift(status, spec), std::nullopt);
+  spec.jobInstances = 1;
+  spec.ipusPerJobInstance = 8;
+  spec.workersPerJobInstance = 1;
+  EXPECT_EQ(shapeDrift(status, spec),
+            "jobInstances 2 -> 1, ipusPerJobInstance 4 -> 8, workersPerJobInstance 2 -> 1");
+  status.admittedShape.reset();  // an older status: the partitions tell instances and size
+  EXPECT_EQ(shapeDrift(status, spec), "jobInstances 2 -> 1, ipusPerJobInstance 4 -> 8");
+  for (auto& partition : status.partitions) partition.state = "Released";
+  EXPECT_EQ(shapeDrift(status, spec), std::nullopt);
+}
+
 }  // namespace
 }  // namespace ipu::controllers
