@@ -12,7 +12,8 @@ namespace ipu::controllers {
 namespace {
 
 // Failed jobs that an edit of the spec (a new generation) sends back to admission: nothing ran yet.
-const std::set<std::string> kReadmittableReasons = {"InvalidSpec", "Unschedulable", "WorkerRefused"};
+const std::set<std::string> kReadmittableReasons = {"InvalidSpec", "Unschedulable", "WorkerRefused",
+                                                    "NameTaken"};
 
 std::string failureReason(const api::IpuJobStatus& status) {
   const api::Condition* failed = status.condition(kPhaseFailed);
@@ -350,6 +351,12 @@ Result<Action> IpuJobReconciler::runWorkers(JobPass& pass, const api::IpuJob& jo
       if (refusedForGood(created.error())) {
         return fail(pass, "WorkerRefused",
                     "The API server refused the job's workers: " + created.error().message);
+      }
+      if (created.error().code == ErrorCode::kAlreadyExists)
+        return fail(pass, "NameTaken", created.error().message);
+      if (created.error().code == ErrorCode::kFailedPrecondition) {
+        pass.status.lastMessage = created.error().message;  // the user sees what the job waits for
+        return Action::requeue(options_.childWaitRetry);
       }
       return created.error();
     }

@@ -1,6 +1,8 @@
 #include "ipujob/worker_steps.h"
 
 #include "common/failpoint.h"
+#include "common/json_access.h"
+#include "ipujob/child_ownership.h"
 #include "ipujob/runtime_injection.h"
 #include "tls/pki.h"
 #include "vipu/poplar_target_options.h"
@@ -15,9 +17,8 @@ Status WorkerSteps::createMissing(const JobPass& pass, const api::IpuJob& job, c
     if (pods.current.contains(workerPodName(job.identity.name, k))) continue;
     if (created == 0) {
       if (auto secret = ensureRuntimeSecret(job); !secret) return secret.error();
-      auto service =
-          client_.create(kube::ResourceRef::services(), job.identity.ns, buildHeadlessService(job));
-      if (!service && service.error().code != ErrorCode::kAlreadyExists) return service.error();
+      if (auto service = createChild(kube::ResourceRef::services(), job, buildHeadlessService(job)); !service)
+        return service.error();
     }
     const auto& partition =
         partitions.byId.at(held.at(static_cast<std::size_t>(k / job.spec.workersPerJobInstance)).id);
@@ -28,9 +29,10 @@ Status WorkerSteps::createMissing(const JobPass& pass, const api::IpuJob& job, c
                                          target.port,
                                          vipu::poplarTargetOptions(partition, partitions.planner->topology()),
                                          pass.attempt()};
-    auto pod = client_.create(kube::ResourceRef::pods(), job.identity.ns,
-                              buildWorkerPod(job, k, assignment, options_));
-    if (!pod && pod.error().code != ErrorCode::kAlreadyExists) return pod.error();
+    if (auto pod = createChild(kube::ResourceRef::pods(), job, buildWorkerPod(job, k, assignment, options_));
+        !pod) {
+      return pod.error();
+    }
     ++created;
   }
   if (created > 0) {
@@ -47,11 +49,38 @@ Status WorkerSteps::ensureRuntimeSecret(const api::IpuJob& job) {
   // create that timed out), that one is the job's and stays.
   runtime::pki::JobCredentials credentials =
       runtime::pki::issueJobCredentials(runtimeIdentity(job.identity), kRuntimeCredentialValidity);
-  auto secret =
-      client_.create(kube::ResourceRef::secrets(), job.identity.ns,
+  return createChild(kube::ResourceRef::secrets(), job,
                      buildRuntimeSecret(job, credentials.caCertPem, credentials.certPem, credentials.keyPem));
-  if (!secret && secret.error().code != ErrorCode::kAlreadyExists) return secret.error();
-  return {};
+}
+
+Status WorkerSteps::createChild(const kube::ResourceRef& resource, const api::IpuJob& job,
+                                const Json& child) {
+  auto created = client_.create(resource, job.identity.ns, child);
+  if (created) return {};
+  if (created.error().code != ErrorCode::kAlreadyExists) return created.error();
+  // A name is not proof of ownership: a job deleted and created again under its name, or a user's own
+  // object, may hold it. Only this job's own child counts as created.
+  const std::string name = stringMember(child["metadata"], "name");
+  const std::string what = stringMember(child, "kind") + " " + job.identity.ns + "/" + name;
+  auto existing = client_.get(resource, job.identity.ns, name);
+  if (!existing) {
+    if (existing.error().code != ErrorCode::kNotFound) return existing.error();
+    return makeError(ErrorCode::kFailedPrecondition, what + " was being deleted; creating it again");
+  }
+  switch (holderOf(*existing, job.identity)) {
+    case ChildHolder::kThisJob:
+      return {};
+    case ChildHolder::kEarlierJob:
+      return makeError(ErrorCode::kFailedPrecondition,
+                       "Waiting for " + what + " of an earlier IPUJob named " + job.identity.name +
+                           " to be deleted (the garbage collector removes it)");
+    case ChildHolder::kSomebodyElse:
+      break;
+  }
+  return makeError(ErrorCode::kAlreadyExists,
+                   what +
+                       " already exists and does not belong to this job: delete it or give the job "
+                       "another name");
 }
 
 Status WorkerSteps::remove(const std::vector<kube::ObjectPtr>& pods) {

@@ -25,7 +25,9 @@ class WorkerSteps {
       : client_(client), events_(events), options_(std::move(options)) {}
 
   // Creates the worker pods the current attempt lacks (the Service with the first), each on its instance's
-  // partition. AlreadyExists counts as created: a pod of this name and attempt is ours.
+  // partition. An existing child of the same name counts as created only when it is this job's; otherwise
+  // FailedPrecondition while an earlier job of this name still has it (wait), AlreadyExists when somebody
+  // else's holds the name (it never heals by waiting).
   Status createMissing(const JobPass& pass, const api::IpuJob& job, const WorkerPods& pods,
                        const PartitionsState& partitions);
   // Deletes pods not already going, each only if it is still the pod read (uid precondition).
@@ -36,6 +38,8 @@ class WorkerSteps {
  private:
   // The per-job certificate Secret the runtime's agents and rsh authenticate with.
   Status ensureRuntimeSecret(const api::IpuJob& job);
+  // Creates one child of the job, judging an existing one of the same name by its owner (createMissing).
+  Status createChild(const kube::ResourceRef& resource, const api::IpuJob& job, const Json& child);
 
   kube::RestClient& client_;
   kube::EventRecorder& events_;

@@ -63,5 +63,49 @@ TEST_F(NamesTest, EveryNameTheApiServerAcceptsRunsAndLongerOnesAreRefusedAtTheDo
   EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 30s)) << partitions().size() << " left";
 }
 
+// A job deleted and created again under its name while the garbage collector still holds the earlier one's
+// Service (here: a finalizer keeps it): the new job waits for it rather than adopting a Service that would
+// then be collected under its pods. A user's own Service under the name fails the job, releasing its IPUs.
+TEST_F(NamesTest, ANameReusedWhileTheEarlierJobsChildrenRemainWaitsAndAForeignOneFails) {
+  const std::string earlier = R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"reused",
+      "finalizers":["ipu-operator.dev/test-hold"],
+      "ownerReferences":[{"apiVersion":"graphcore.ai/v1alpha1","kind":"IPUJob","name":"reused",
+                          "uid":"00000000-0000-0000-0000-000000000001","controller":true}]},
+      "spec":{"clusterIP":"None","selector":{"nobody":"x"}}})";
+  create(earlier);
+  // The garbage collector sees that owner is gone and deletes the Service; the finalizer holds it.
+  ASSERT_TRUE(eventually(
+      [&] { return getJson("service", "reused")["metadata"].contains("deletionTimestamp"); }, 60s));
+  const std::string job = createJob(manifestNamed("reused"));
+  ASSERT_TRUE(eventually(
+      [&] {
+        return jobStatus(job).value("lastMessage", "").find("of an earlier IPUJob named reused") !=
+               std::string::npos;
+      },
+      60s))
+      << jobStatus(job).dump();
+  EXPECT_TRUE(getJson("pod", "reused-worker-0").is_null()) << "a pod started with the earlier job's Service";
+
+  ASSERT_TRUE(kubectl({"patch", "service", "reused", "--type", "json", "-p",
+                       R"([{"op":"remove","path":"/metadata/finalizers"}])"})
+                  .ok());
+  ASSERT_TRUE(reachesPhase(job, "Succeeded", 90s));
+  const Json service = getJson("service", "reused");
+  ASSERT_TRUE(service.is_object());
+  EXPECT_EQ(service["metadata"]["ownerReferences"][0].value("uid", ""),
+            getJson("ipujob", job)["metadata"].value("uid", ""));
+
+  create(R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"taken"},
+             "spec":{"clusterIP":"None","selector":{"app":"mine"}}})");
+  const std::string clash = createJob(manifestNamed("taken"));
+  ASSERT_TRUE(reachesPhase(clash, "Failed", 60s));
+  EXPECT_EQ(jobStatus(clash).value("lastMessage", ""),
+            "Service " + ns() +
+                "/taken already exists and does not belong to this job: delete it or give the "
+                "job another name");
+  EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 30s)) << "the failed job kept its partition";
+  EXPECT_TRUE(getJson("service", "taken").is_object()) << "the user's Service was touched";
+}
+
 }  // namespace
 }  // namespace ipu::testing

@@ -51,6 +51,19 @@ Json jobObject(const std::string& specYaml) {
   return job;
 }
 
+// An object whose controller is the IPUJob "bert" with this uid, as the API server returns it.
+std::string ownedBy(const std::string& uid) {
+  return Json{{"metadata",
+               {{"name", "bert"},
+                {"ownerReferences",
+                 {{{"apiVersion", "graphcore.ai/v1alpha1"},
+                   {"kind", "IPUJob"},
+                   {"name", "bert"},
+                   {"uid", uid},
+                   {"controller", true}}}}}}}
+      .dump();
+}
+
 class ReconcilerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -262,9 +275,10 @@ TEST_F(ReconcilerTest, MultiWorkerInstancesGetTheirCertificateSecretBeforeAnyPod
   EXPECT_EQ(pass(), Action::awaitChange());
   EXPECT_EQ(pass(), Action::requeue(500ms));
   clock_.advance(1s);
-  // A Secret left by an earlier attempt is the job's: AlreadyExists is fine.
+  // A Secret left by an earlier pass of this job (its owner is this job's uid) is the job's.
   transport_->expect("POST", "/api/v1/namespaces/ml/secrets", 409,
                      R"({"kind":"Status","reason":"AlreadyExists","code":409})");
+  transport_->expect("GET", "/api/v1/namespaces/ml/secrets/bert-ipu-runtime", 200, ownedBy("uid-bert"));
   transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
   transport_->expect("POST", kPodsPath, 201, "{}");
   transport_->expect("POST", kPodsPath, 201, "{}");
@@ -407,6 +421,39 @@ TEST_F(ReconcilerTest, AStatusWithoutARecordedShapeIsJudgedByItsPartitions) {
   expectStatusPatch();
   EXPECT_EQ(pass(), Action::requeueNow());
   EXPECT_NE(job_["status"]["lastMessage"].get<std::string>().find("jobInstances 1 -> 2"), std::string::npos);
+}
+
+// A job deleted and created again under its name: the earlier one's Service may still exist until the
+// garbage collector removes it. The new job waits for it instead of taking it (it would be collected under
+// its pods); a name held by somebody else's object fails the job, since waiting cannot help.
+TEST_F(ReconcilerTest, AChildNameHeldByAnEarlierJobIsWaitedForAndByAnotherObjectFailsTheJob) {
+  job_ = jobObject("");
+  expectStatusPatch();  // admission
+  pass();
+  pass();  // activating
+  clock_.advance(1s);
+  transport_->expect("POST", "/api/v1/namespaces/ml/services", 409,
+                     R"({"kind":"Status","reason":"AlreadyExists","code":409})");
+  transport_->expect("GET", "/api/v1/namespaces/ml/services/bert", 200, ownedBy("uid-of-an-earlier-bert"));
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::requeue(1s));
+  EXPECT_EQ(
+      job_["status"]["lastMessage"],
+      "Waiting for Service ml/bert of an earlier IPUJob named bert to be deleted (the garbage collector "
+      "removes it)");
+  EXPECT_TRUE(partition(kPartition)) << "waiting keeps the partition";
+
+  transport_->expect("POST", "/api/v1/namespaces/ml/services", 409,
+                     R"({"kind":"Status","reason":"AlreadyExists","code":409})");
+  transport_->expect("GET", "/api/v1/namespaces/ml/services/bert", 200,
+                     R"({"kind":"Service","metadata":{"name":"bert"}})");
+  expectStatusPatch();
+  pass();
+  EXPECT_EQ(phase(), "Failed");
+  EXPECT_EQ(
+      job_["status"]["lastMessage"],
+      "Service ml/bert already exists and does not belong to this job: delete it or give the job another "
+      "name");
 }
 
 TEST_F(ReconcilerTest, TheDeadlineFailsARunningJob) {
