@@ -52,7 +52,7 @@ IpuJobReconciler::IpuJobReconciler(kube::RestClient& client, const kube::Store& 
       events_(events),
       clock_(clock),
       options_(std::move(options)),
-      partitions_(inventory, admitter, events),
+      partitions_(inventory, admitter, events, options_.partitionIdPrefix),
       workers_(client, events, options_.pods),
       finalizer_(client, ipuJobResource(), kCleanupFinalizer) {}
 
@@ -312,7 +312,11 @@ Result<Action> IpuJobReconciler::run(JobPass& pass, const api::IpuJob& job) {
     }
   }
   auto partitions = partitions_.ensure(pass, job.spec);
-  if (!partitions) return partitions.error();
+  if (!partitions) {
+    if (partitions.error().code != ErrorCode::kFailedPrecondition) return partitions.error();
+    pass.status.lastMessage = partitions.error().message;  // the user sees what the job waits for
+    return Action::requeue(options_.waitRetry);
+  }
   switch (partitions->kind) {
     case PartitionsState::Kind::kActive:
       return runWorkers(pass, job, *partitions, deadlineIn);
@@ -322,6 +326,8 @@ Result<Action> IpuJobReconciler::run(JobPass& pass, const api::IpuJob& job) {
       return fail(pass, "PartitionError", partitions->message);
     case PartitionsState::Kind::kControllerUnknown:
       return fail(pass, "VipuControllerUnknown", partitions->message);
+    case PartitionsState::Kind::kNotOwned:
+      return fail(pass, "PartitionNotOwned", partitions->message);
     case PartitionsState::Kind::kNoLongerFits:
       break;
   }
@@ -356,7 +362,7 @@ Result<Action> IpuJobReconciler::runWorkers(JobPass& pass, const api::IpuJob& jo
         return fail(pass, "NameTaken", created.error().message);
       if (created.error().code == ErrorCode::kFailedPrecondition) {
         pass.status.lastMessage = created.error().message;  // the user sees what the job waits for
-        return Action::requeue(options_.childWaitRetry);
+        return Action::requeue(options_.waitRetry);
       }
       return created.error();
     }

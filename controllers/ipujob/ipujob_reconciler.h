@@ -44,8 +44,9 @@ struct ReconcilerOptions {
   Clock::Duration queuedRetry = std::chrono::seconds(15);
   Clock::Duration activationPoll = std::chrono::milliseconds(500);   // poll a PS_PENDING partition
   Clock::Duration podDeletionPoll = std::chrono::milliseconds(500);  // wait for replaced pods to go
-  // A child's name still held by an earlier job of the same name: look again this often.
-  Clock::Duration childWaitRetry = std::chrono::seconds(1);
+  // Something only another party can clear (a child's name or a partition id still held by an earlier job of
+  // the same name): look again this often.
+  Clock::Duration waitRetry = std::chrono::seconds(1);
   ReconcilerHooks hooks;
   // Where admissions claim their namespace's IPUQuota before they are recorded; nullptr: no quotas.
   QuotaLedger* quotaLedger = nullptr;

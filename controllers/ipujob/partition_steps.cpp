@@ -1,9 +1,31 @@
 #include "ipujob/partition_steps.h"
 
 #include "common/failpoint.h"
+#include "common/json_access.h"
 #include "common/log.h"
+#include "ipujob/orphan_partitions.h"
 
 namespace ipu::controllers {
+namespace {
+
+// CreatePartition said ALREADY_EXISTS: whether the existing partition is exactly the one requested.
+Status sameAsRequested(vipu::VipuApi& api, const std::string& id,
+                       const std::vector<vipu::PartitionIpu>& ipus) {
+  auto existing = api.listPartitions("");
+  if (!existing) return existing.error();
+  for (const auto& partition : *existing) {
+    if (partition.id != id) continue;
+    if (partition.spec.ipus == ipus) return {};
+    return makeError(ErrorCode::kFailedPrecondition,
+                     "V-IPU partition " + id +
+                         " already exists on other IPUs than this job asked for: it is "
+                         "not this job's; waiting for it to be removed");
+  }
+  return makeError(ErrorCode::kFailedPrecondition,
+                   "V-IPU partition " + id + " was removed while being created");
+}
+
+}  // namespace
 
 std::string describeIpus(const vipu::Topology& topology, const vipu::IpuBlock& block) {
   const auto last = block.end() - 1;
@@ -14,9 +36,33 @@ std::string describeIpus(const vipu::Topology& topology, const vipu::IpuBlock& b
                                                               : "");
 }
 
+bool PartitionSteps::derivedForJob(const JobPass& pass, const api::PartitionRecord& record) const {
+  const Json& metadata = member(pass.object, "metadata");
+  return record.instance >= 0 && record.id == partitionIdFor(prefix_, stringMember(metadata, "namespace"),
+                                                             stringMember(metadata, "name"),
+                                                             static_cast<std::uint32_t>(record.instance));
+}
+
+void PartitionSteps::abandon(const JobPass& pass, api::PartitionRecord& partition, const std::string& reason,
+                             const std::string& message) {
+  partition.state = kPartitionAbandoned;
+  events_.record(kube::referenceTo(pass.object), kube::EventType::kWarning, reason, message);
+  log::warning("let go of a partition without removing it",
+               {{"job", pass.key}, {"partition", partition.id}, {"reason", reason}});
+}
+
 Result<PartitionsState> PartitionSteps::ensure(JobPass& pass, const api::IpuJobSpec& spec) {
   const auto held = pass.status.heldPartitions();
   PartitionsState state;
+  for (const auto& record : held) {
+    if (derivedForJob(pass, record)) continue;
+    state.kind = PartitionsState::Kind::kNotOwned;
+    state.message = "status.partitions names V-IPU partition " + record.id + " for instance " +
+                    std::to_string(record.instance) +
+                    ", which is not this job's: the operator acts only on the partitions it derives from "
+                    "the job's identity";
+    return state;
+  }
   const std::string controller = held.at(0).controller;
   state.target = controllers_.find(controller);
   if (state.target == nullptr) {
@@ -47,6 +93,14 @@ Result<PartitionsState> PartitionSteps::ensure(JobPass& pass, const api::IpuJobS
   admitter_.forget(pass.key);  // every partition exists: V-IPU lists them from now on
   for (const auto& partition : held) {
     const auto& current = state.byId.at(partition.id);
+    if (static_cast<int>(current.size()) != partition.size) {
+      // Not the partition this job recorded (one left under the same id by an earlier job of this name):
+      // never adopted, waited on until it is removed.
+      return makeError(ErrorCode::kFailedPrecondition,
+                       "V-IPU partition " + partition.id + " exists with " + std::to_string(current.size()) +
+                           " IPUs where this job recorded " + std::to_string(partition.size) +
+                           ": it is not this job's; waiting for it to be removed");
+    }
     if (current.readyState == vipu::ReadyState::kError) {
       state.kind = PartitionsState::Kind::kError;
       state.message = "V-IPU partition " + current.id + " is in error";
@@ -88,8 +142,12 @@ Status PartitionSteps::create(const JobPass& pass, const VipuTarget& target,
     }
     auto created = target.api->createPartition(
         vipu::makePartitionRequest(partition.id, admission.planner->topology(), *placement));
-    // ALREADY_EXISTS: ours, created by an earlier attempt whose answer was lost.
     if (!created && created.error().code != ErrorCode::kAlreadyExists) return created.error();
+    // ALREADY_EXISTS: ours only if it is what this job asked for (an earlier attempt whose answer was
+    // lost); anything else under the id is never adopted.
+    if (!created) {
+      if (Status same = sameAsRequested(*target.api, partition.id, placement->ipus); !same) return same;
+    }
     vipu::Partition known;
     known.id = partition.id;
     known.spec.ipus = placement->ipus;
@@ -122,17 +180,21 @@ Status PartitionSteps::reset(const JobPass& pass) {
 Status PartitionSteps::release(JobPass& pass) {
   for (auto& partition : pass.status.partitions) {
     if (!partition.held()) continue;
+    if (!derivedForJob(pass, partition)) {
+      abandon(pass, partition, "PartitionNotOwned",
+              "Left V-IPU partition " + partition.id +
+                  " untouched: status.partitions names it, but it is not "
+                  "the partition this job's identity derives, so it is not this job's to remove");
+      continue;
+    }
     const VipuTarget* target = controllers_.find(partition.controller);
     if (target == nullptr) {
       // Nobody here can remove it: the job lets go (so it can end and be deleted) and the admin is told.
-      partition.state = kPartitionAbandoned;
-      events_.record(kube::referenceTo(pass.object), kube::EventType::kWarning, "PartitionAbandoned",
-                     "Could not release V-IPU partition " + partition.id + ": " +
-                         unknownControllerMessage(partition.controller, controllers_.targets()) +
-                         ". Remove it on that controller (vipu remove partition " + partition.id +
-                         "), or configure the controller again and its orphan sweep removes it");
-      log::warning("abandoned a partition on an unknown V-IPU controller",
-                   {{"job", pass.key}, {"partition", partition.id}, {"controller", partition.controller}});
+      abandon(pass, partition, "PartitionAbandoned",
+              "Could not release V-IPU partition " + partition.id + ": " +
+                  unknownControllerMessage(partition.controller, controllers_.targets()) +
+                  ". Remove it on that controller (vipu remove partition " + partition.id +
+                  "), or configure the controller again and its orphan sweep removes it");
       continue;
     }
     auto removed = target->api->removePartition(partition.id, /*force=*/true);

@@ -23,9 +23,10 @@ struct PartitionsState {
     kNoLongerFits,       // recorded, never created, and the IPUs are gone (taken while no process ran)
     kError,              // a partition is in error
     kControllerUnknown,  // the partitions are on a V-IPU controller the operator is not configured with
+    kNotOwned,           // status names a partition this job's identity does not derive (an edited status)
   };
   Kind kind = Kind::kActivating;
-  std::string message;  // kError: which partition; kControllerUnknown: which controller
+  std::string message;  // kError, kControllerUnknown, kNotOwned: what, for the user
   const VipuTarget* target = nullptr;
   std::shared_ptr<const vipu::PartitionPlanner> planner;
   std::map<std::string, vipu::Partition> byId;  // kActive: V-IPU's view of each recorded partition
@@ -35,8 +36,16 @@ struct PartitionsState {
 // reset for a restart, released at the end. Every step is idempotent: an id V-IPU already has is ours.
 class PartitionSteps {
  public:
-  PartitionSteps(VipuInventory& inventory, Admitter& admitter, kube::EventRecorder& events)
-      : controllers_(inventory.controllers()), inventory_(inventory), admitter_(admitter), events_(events) {}
+  // `prefix`: this installation's partition id prefix; the operator acts only on ids partitionIdFor derives
+  // from it and the job's own identity, never on an id merely read back from status (which others can
+  // write), so an edited status cannot make it remove or adopt a partition that is not the job's.
+  PartitionSteps(VipuInventory& inventory, Admitter& admitter, kube::EventRecorder& events,
+                 std::string prefix)
+      : controllers_(inventory.controllers()),
+        inventory_(inventory),
+        admitter_(admitter),
+        events_(events),
+        prefix_(std::move(prefix)) {}
 
   // Creates the recorded partitions V-IPU lacks (where the admission in flight planned them, or planned
   // again after a restart of the operator) and reports whether all are active. FailedPrecondition when the
@@ -54,10 +63,17 @@ class PartitionSteps {
   Status createMissing(JobPass& pass, const api::IpuJobSpec& spec, const VipuTarget& target,
                        const std::vector<api::PartitionRecord>& missing, bool& fits);
 
+  // Whether `record` names the partition the job's identity derives for its instance.
+  bool derivedForJob(const JobPass& pass, const api::PartitionRecord& record) const;
+  // Lets go of a partition this operator cannot or may not remove: Abandoned, with a Warning Event.
+  void abandon(const JobPass& pass, api::PartitionRecord& partition, const std::string& reason,
+               const std::string& message);
+
   VipuControllers& controllers_;
   VipuInventory& inventory_;
   Admitter& admitter_;
   kube::EventRecorder& events_;
+  std::string prefix_;
 };
 
 // "ild0:0-3": where a partition's IPUs are, for people reading status.
