@@ -65,11 +65,10 @@ std::string jobLabelValue(const std::string& jobName) {
   return cutWithHash(jobName, kMaxLabel - 1 - kHashDigits, jobName);
 }
 
-std::string runtimeSecretName(const std::string& jobName) {
-  const std::string plain = jobName + "-ipu-runtime";
-  if (plain.size() <= kMaxSubdomain) return plain;
-  return cutWithHash(jobName, kMaxSubdomain - std::string("-ipu-runtime").size() - 1 - kHashDigits, jobName) +
-         "-ipu-runtime";
+std::string runtimeSecretName(const api::ObjectIdentity& job) {
+  const std::string tail = "-ipu-runtime-" + stableHashHex(job.uid, kHashDigits);
+  if (job.name.size() + tail.size() <= kMaxSubdomain) return job.name + tail;
+  return cutWithHash(job.name, kMaxSubdomain - tail.size() - 1 - kHashDigits, job.name) + tail;
 }
 
 }  // namespace ipu::controllers

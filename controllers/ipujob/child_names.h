@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "api/ipujob.h"
+
 namespace ipu::controllers {
 
 // The names of what the operator makes for a job, each within its own Kubernetes limit, derived from the
@@ -30,8 +32,9 @@ std::string headlessServiceName(const std::string& jobName);
 // ownerReference, never by label.
 std::string jobLabelValue(const std::string& jobName);
 
-// The Secret with the job's runtime credentials (a DNS subdomain, 253): "<job>-ipu-runtime", shortened with
-// a hash when longer.
-std::string runtimeSecretName(const std::string& jobName);
+// The Secret with the job's runtime credentials (a DNS subdomain, 253): "<job>-ipu-runtime-<8 hex digits of
+// a hash of the job's uid>", the name cut with a hash when longer. The uid makes the name the job's alone, so
+// an AlreadyExists is this job's own Secret: the operator never needs to read Secrets to tell.
+std::string runtimeSecretName(const api::ObjectIdentity& job);
 
 }  // namespace ipu::controllers

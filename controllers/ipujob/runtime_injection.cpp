@@ -110,7 +110,7 @@ Json buildRuntimeSecret(const api::IpuJob& job, const std::string& caPem, const 
   return {{"apiVersion", "v1"},
           {"kind", "Secret"},
           {"metadata",
-           {{"name", runtimeSecretName(job.identity.name)},
+           {{"name", runtimeSecretName(job.identity)},
             {"namespace", job.identity.ns},
             {"labels", {{kJobNameLabel, jobLabelValue(job.identity.name)}}},
             {"ownerReferences", Json::array({ownerReferenceTo(job.identity)})}}},
@@ -151,7 +151,7 @@ void injectRuntime(Json& podSpec, const api::IpuJob& job, int workerIndex, const
   if (needsRuntimeCredentials(spec)) {
     addNamed(arrayMember(podSpec, "volumes"),
              {{"name", kCredentialsVolume},
-              {"secret", {{"secretName", runtimeSecretName(job.identity.name)}, {"defaultMode", 0444}}}});
+              {"secret", {{"secretName", runtimeSecretName(job.identity)}, {"defaultMode", 0444}}}});
     addMount(worker, kCredentialsVolume, contract::kCredentialsDir, true);
   }
   setEnv(arrayMember(worker, "env"), contract::kEnvPeers, instancePeers(job, workerIndex));

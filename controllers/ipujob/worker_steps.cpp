@@ -49,8 +49,13 @@ Status WorkerSteps::ensureRuntimeSecret(const api::IpuJob& job) {
   // create that timed out), that one is the job's and stays.
   runtime::pki::JobCredentials credentials =
       runtime::pki::issueJobCredentials(runtimeIdentity(job.identity), kRuntimeCredentialValidity);
-  return createChild(kube::ResourceRef::secrets(), job,
+  auto created =
+      client_.create(kube::ResourceRef::secrets(), job.identity.ns,
                      buildRuntimeSecret(job, credentials.caCertPem, credentials.certPem, credentials.keyPem));
+  // Its name carries the job's uid (runtimeSecretName): one that exists is this job's own, from an earlier
+  // pass. Never read back: the operator may create Secrets but not read them.
+  if (!created && created.error().code != ErrorCode::kAlreadyExists) return created.error();
+  return {};
 }
 
 Status WorkerSteps::createChild(const kube::ResourceRef& resource, const api::IpuJob& job,

@@ -83,6 +83,11 @@ burst: 60
 workers: 4
 queueingStrategy: StrictFIFO
 missingQuota: deny
+vipuTls:
+  enabled: true
+  secretName: vipu-tls
+  clientCertificate: true
+  serverName: vipu.example.com
 runtime:
   image:
     repository: registry.example.com/ipu-runtime
@@ -176,6 +181,9 @@ expect_render_fail "a V-IPU controller name given twice does not render" 'the na
   -f "$work/two-controllers.yaml" --set 'vipuControllers[1].name=pod64-a'
 expect_render_fail "an unknown queueingStrategy fails at the schema" "/queueingStrategy" \
   --set vipuSim.enabled=true --set queueingStrategy=LIFO
+expect_render_fail "a V-IPU client certificate without the Secret holding it does not render" \
+  'vipuTls.clientCertificate needs vipuTls.secretName' \
+  --set vipuSim.enabled=true --set vipuTls.enabled=true,vipuTls.clientCertificate=true
 
 sim_ok=false
 if render "$work/sim.yaml" --set vipuSim.enabled=true && to_json "$work/sim.yaml" "$work/sim.json"; then
@@ -234,7 +242,8 @@ if after("--vipu-controller") != ["pod64=chart-test-vipu-sim.ipu-system.svc:8090
 if after("--metrics-bind-address") != [":8080"]: problems.append("--metrics-bind-address %s" % after("--metrics-bind-address"))
 if after("--health-probe-bind-address") != [":8081"]: problems.append("--health-probe-bind-address %s" % after("--health-probe-bind-address"))
 if after("--runtime-image") != ["localhost/ipu-operator/ipu-runtime:0.1.0"]: problems.append("--runtime-image %s" % after("--runtime-image"))
-for flag in ("--qps", "--burst", "--workers", "--shm-size", "--partition-id-prefix", "--queueing-strategy", "--missing-quota"):
+for flag in ("--qps", "--burst", "--workers", "--shm-size", "--partition-id-prefix", "--queueing-strategy", "--missing-quota",
+             "--vipu-tls", "--vipu-ca-cert", "--vipu-client-cert", "--vipu-client-key", "--vipu-tls-server-name"):
     if flag in args: problems.append("%s is passed although its value is not set" % flag)
 if c["image"] != "localhost/ipu-operator/ipu-operator:0.1.0": problems.append("image %s" % c["image"])
 probes = (c.get("livenessProbe", {}).get("httpGet", {}), c.get("readinessProbe", {}).get("httpGet", {}))
@@ -292,9 +301,18 @@ def after(flag):
 expected = {"--vipu-controller": ["pod64-a=vipu-a.example.com:8090", "pod64-b=10.0.0.5:8091"],
             "--shm-size": ["16Gi"], "--partition-id-prefix": ["lab-1"], "--log-level": ["debug"], "--qps": ["25.5"],
             "--burst": ["60"], "--workers": ["4"], "--queueing-strategy": ["StrictFIFO"], "--missing-quota": ["deny"],
-            "--runtime-image": ["registry.example.com/ipu-runtime:1.2.3"], "--runtime-image-pull-policy": ["Always"]}
+            "--runtime-image": ["registry.example.com/ipu-runtime:1.2.3"], "--runtime-image-pull-policy": ["Always"],
+            "--vipu-ca-cert": ["/etc/ipu-operator/vipu-tls/ca.crt"], "--vipu-client-cert": ["/etc/ipu-operator/vipu-tls/tls.crt"],
+            "--vipu-client-key": ["/etc/ipu-operator/vipu-tls/tls.key"], "--vipu-tls-server-name": ["vipu.example.com"]}
 for flag, values in expected.items():
     if after(flag) != values: problems.append("%s: %s, expected %s" % (flag, after(flag), values))
+if "--vipu-tls" not in args: problems.append("no --vipu-tls")
+spec = named("Deployment", "chart-test-ipu-operator")[0]["spec"]["template"]["spec"]
+mounts = {m["mountPath"]: m for m in spec["containers"][0]["volumeMounts"]}
+volumes = {v["name"]: v for v in spec["volumes"]}
+mount = mounts.get("/etc/ipu-operator/vipu-tls", {})
+if mount.get("readOnly") is not True or volumes.get(mount.get("name"), {}).get("secret", {}).get("secretName") != "vipu-tls":
+    problems.append("the vipuTls Secret is not mounted read-only at /etc/ipu-operator/vipu-tls: %s" % mounts)
 if named("Deployment", "chart-test-vipu-sim") or named("Service", "chart-test-vipu-sim"):
     problems.append("vipu-sim is rendered although vipuSim.enabled is false")
 '

@@ -1,5 +1,6 @@
-// Leadership lost in a running process: the operator fences V-IPU, stops its controllers, drops its caches and
-// campaigns again in the same process, so a single replica outlives API server outages and Lease takeovers.
+// Leadership lost in a running process: the operator fences V-IPU, stops its controllers, drops its caches
+// and campaigns again in the same process, so a single replica outlives API server outages and Lease
+// takeovers.
 #include "operator_fixture.h"
 
 namespace ipu::testing {
@@ -34,7 +35,8 @@ TEST_F(LeadershipTest, ASingleReplicaOutlivesAnApiServerOutageLongerThanItsRenew
   cluster().controlComponent("start", "kube-apiserver");
 
   // The same process leads again under the same identity, with caches read afresh.
-  ASSERT_TRUE(eventually([&] { return occurrences(operator_->stderrText(), "controller started") >= 4; }, 60s))
+  ASSERT_TRUE(
+      eventually([&] { return occurrences(operator_->stderrText(), "controller started") >= 4; }, 60s))
       << "the controllers never started again";
   EXPECT_FALSE(exited(operator_->pid()));
   EXPECT_EQ(holder(), leader);

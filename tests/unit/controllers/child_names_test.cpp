@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "api/ipujob.h"
+#include "common/stable_hash.h"
 
 namespace ipu::controllers {
 namespace {
@@ -44,7 +45,8 @@ TEST(ChildNamesTest, NamesThatFitKeepTheirPlainForm) {
   EXPECT_EQ(workerHostname("bert", 3), "bert-worker-3");
   EXPECT_EQ(headlessServiceName("bert"), "bert");
   EXPECT_EQ(jobLabelValue("bert"), "bert");
-  EXPECT_EQ(runtimeSecretName("bert"), "bert-ipu-runtime");
+  EXPECT_EQ(runtimeSecretName({"ml", "bert", "uid-1"}), "bert-ipu-runtime-" + stableHashHex("uid-1", 8));
+  EXPECT_NE(runtimeSecretName({"ml", "bert", "uid-1"}), runtimeSecretName({"ml", "bert", "uid-2"}));
   // The longest hostname that is still plain: 54 + "-worker-0" = 63.
   const std::string name54 = jobName(54);
   EXPECT_EQ(workerHostname(name54, 0), name54 + "-worker-0");
@@ -73,7 +75,8 @@ TEST(ChildNamesTest, EveryAcceptedNameGetsValidDistinctChildNamesAtTheBoundaries
       EXPECT_EQ(hostnames.size(), static_cast<std::size_t>(workers));
       EXPECT_TRUE(isDns1035Label(headlessServiceName(job))) << headlessServiceName(job);
       EXPECT_TRUE(isLabelValue(jobLabelValue(job))) << jobLabelValue(job);
-      EXPECT_TRUE(isDns1123Subdomain(runtimeSecretName(job))) << runtimeSecretName(job);
+      const std::string secret = runtimeSecretName({"ns", job, "0b5ab3a2-6a4e-4f0e-9a51-3f5b2b0f1c77"});
+      EXPECT_TRUE(isDns1123Subdomain(secret)) << secret;
       // A peer's full name, "<hostname>.<service>.<namespace>.svc.cluster.local", stays within DNS's 253.
       EXPECT_LE(workerHostname(job, workers - 1).size() + headlessServiceName(job).size() + 63 + 19, 253u);
     }

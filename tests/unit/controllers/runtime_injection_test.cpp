@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/stable_hash.h"
 #include "ipujob/worker_pod.h"
 #include "yaml_json.h"
 
@@ -110,7 +111,7 @@ TEST(RuntimeInjectionTest, EachInstancesWorkerZeroLaunchesAndItsPeersServe) {
     EXPECT_EQ(countNamed(spec["volumes"], "ipu-runtime-tls"), 1);
     for (const auto& volume : spec["volumes"]) {
       if (volume["name"] == "ipu-runtime-tls") {
-        EXPECT_EQ(volume["secret"]["secretName"], "j-ipu-runtime");
+        EXPECT_EQ(volume["secret"]["secretName"], "j-ipu-runtime-" + stableHashHex("uid-7", 8));
       }
     }
     const Json& mounts = spec["containers"][0]["volumeMounts"];
@@ -191,7 +192,7 @@ TEST(RuntimeInjectionTest, WithoutARuntimeImageNothingIsInjected) {
 TEST(RuntimeInjectionTest, TheSecretHoldsTheJobsCredentialsAndIsOwnedByIt) {
   api::IpuJob job = shapedJob(1, 2);
   Json secret = buildRuntimeSecret(job, "CA", "CERT", "KEY");
-  EXPECT_EQ(secret["metadata"]["name"], "j-ipu-runtime");
+  EXPECT_EQ(secret["metadata"]["name"], "j-ipu-runtime-" + stableHashHex("uid-7", 8));
   EXPECT_EQ(secret["metadata"]["namespace"], "ml");
   EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["uid"], "uid-7");
   EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["controller"], true);
