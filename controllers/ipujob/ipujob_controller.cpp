@@ -73,7 +73,8 @@ IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu
       admitter_(inventory_, jobs_.store(), quotas_.store(), config.missingQuota, config.queueingStrategy,
                 std::move(config.admissionPassObserved)),
       reconciler_(manager.client(), pods_.store(), inventory_, admitter_, events, manager.clock(),
-                  withLedger(std::move(config.reconciler), ledger_)) {
+                  withLedger(std::move(config.reconciler), ledger_)),
+      sweeper_(manager.client(), reconciler_.partitionIdPrefix(), config.orphanSweepDryRun) {
   const kube::Store& jobs = jobs_.store();
   controller_ =
       &manager.controller("ipujob")
@@ -89,16 +90,23 @@ IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu
                     })
            .withOptions({.workers = config.workers, .observer = std::move(config.reconcileObserved)})
            .complete(reconciler_);
-  const std::string prefix = reconciler_.partitionIdPrefix();
+  auto sweepAll = [this, &vipu](bool confirmed) {
+    for (const auto& target : vipu.targets()) {
+      if (auto swept = sweeper_.sweep(target.name, *target.api, confirmed); !swept) {
+        log::warning("could not clean up orphaned partitions",
+                     {{"controller", target.name}, {"error", swept.error().toString()}});
+      }
+    }
+  };
   manager.add("orphan partition sweep", ctrl::RunnableGroup::kWarmup,
-              [&vipu, &jobs, prefix](std::stop_token) {
-                for (const auto& target : vipu.targets()) {
-                  if (auto removed = removeOrphanPartitions(prefix, *target.api, jobs); !removed) {
-                    log::warning("could not clean up orphaned partitions",
-                                 {{"controller", target.name}, {"error", removed.error().toString()}});
-                  }
-                }
-              });
+              [sweepAll](std::stop_token) { sweepAll(/*confirmed=*/false); });
+  if (config.orphanSweepInterval > Clock::Duration::zero()) {
+    manager.add(
+        "periodic orphan partition sweep", ctrl::RunnableGroup::kLeaderElected,
+        [sweepAll, &clock = manager.clock(), interval = config.orphanSweepInterval](std::stop_token stop) {
+          while (clock.sleepFor(interval, stop)) sweepAll(/*confirmed=*/true);
+        });
+  }
   manager.add("V-IPU inventory", ctrl::RunnableGroup::kWarmup,
               [this](std::stop_token) { inventory_.refresh(); });
   manager.add("V-IPU inventory poller", ctrl::RunnableGroup::kLeaderElected,

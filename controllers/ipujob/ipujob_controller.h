@@ -8,6 +8,7 @@
 #include "admission/vipu_inventory.h"
 #include "ctrl/manager.h"
 #include "ipujob/ipujob_reconciler.h"
+#include "ipujob/orphan_partitions.h"
 #include "kube/event_recorder.h"
 #include "quota/quota_ledger.h"
 
@@ -22,6 +23,10 @@ struct IpuJobControllerConfig {
   // Jobs in namespaces without an IPUQuota: admitted against capacity alone, or not at all.
   MissingQuotaPolicy missingQuota = MissingQuotaPolicy::kUnlimited;
   int workers = 2;
+  // Orphaned partitions are removed at start-up and then every this often (zero: at start-up only); a
+  // periodic sweep removes a partition found orphaned twice in a row. Dry run: only logged.
+  Clock::Duration orphanSweepInterval = std::chrono::minutes(5);
+  bool orphanSweepDryRun = false;
   ctrl::ReconcileObserver reconcileObserved;          // metrics; may be empty
   std::function<void(double)> admissionPassObserved;  // seconds per admission pass; may be empty
 };
@@ -36,7 +41,7 @@ struct IpuJobControllerConfig {
 //   warm-up  the orphan sweep on every V-IPU controller, after the caches synced and before any reconcile
 //            (partitions a killed process created that no IPUJob records), then a first read of the V-IPU
 //            inventory admission plans from;
-//   leader-elected  the inventory's poller.
+//   leader-elected  the inventory's poller, and the periodic orphan sweep.
 class IpuJobController {
  public:
   static std::unique_ptr<IpuJobController> setup(ctrl::Manager& manager, VipuControllers& vipu,
@@ -57,6 +62,7 @@ class IpuJobController {
   QuotaLedger ledger_;
   Admitter admitter_;
   IpuJobReconciler reconciler_;
+  OrphanSweeper sweeper_;
   ctrl::Controller* controller_ = nullptr;
 };
 

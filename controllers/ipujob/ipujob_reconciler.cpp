@@ -367,7 +367,10 @@ Result<Action> IpuJobReconciler::runWorkers(JobPass& pass, const api::IpuJob& jo
       return created.error();
     }
   }
-  return judge(pass, job, observeWorkers(job, pods, allStarted), deadlineIn);
+  std::optional<StartLimit> limit;
+  if (options_.podStartTimeout > Clock::Duration::zero())
+    limit = StartLimit{pass.now, options_.podStartTimeout};
+  return judge(pass, job, observeWorkers(job, pods, allStarted, limit), deadlineIn);
 }
 
 Result<Action> IpuJobReconciler::judge(JobPass& pass, const api::IpuJob& job,
@@ -403,7 +406,10 @@ Result<Action> IpuJobReconciler::judge(JobPass& pass, const api::IpuJob& job,
                   "Waiting for worker pods: " + std::to_string(workers.running + workers.succeeded) + " of " +
                       std::to_string(count) + " running");
   }
-  return Action{deadlineIn};
+  // Look again at the deadline, or when a pod that cannot start reaches its limit, whichever is first.
+  std::optional<Clock::Duration> next = deadlineIn;
+  if (workers.nextStartCheck && (!next || *workers.nextStartCheck < *next)) next = workers.nextStartCheck;
+  return Action{next};
 }
 
 Result<Action> IpuJobReconciler::restart(JobPass& pass, const std::vector<kube::ObjectPtr>& stalePods) {

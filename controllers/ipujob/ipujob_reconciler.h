@@ -44,6 +44,9 @@ struct ReconcilerOptions {
   Clock::Duration queuedRetry = std::chrono::seconds(15);
   Clock::Duration activationPoll = std::chrono::milliseconds(500);   // poll a PS_PENDING partition
   Clock::Duration podDeletionPoll = std::chrono::milliseconds(500);  // wait for replaced pods to go
+  // A worker pod that cannot start (unschedulable, an image that cannot be pulled, a container that cannot be
+  // created) fails this long after it was created; zero: never.
+  Clock::Duration podStartTimeout = std::chrono::minutes(10);
   // Something only another party can clear (a child's name or a partition id still held by an earlier job of
   // the same name): look again this often.
   Clock::Duration waitRetry = std::chrono::seconds(1);

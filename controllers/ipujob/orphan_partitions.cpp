@@ -1,8 +1,11 @@
 #include "ipujob/orphan_partitions.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
+#include "api/ipujob.h"
+#include "common/json_access.h"
 #include "common/log.h"
 #include "ipujob/job_status.h"
 #include "vipu/partition_id.h"
@@ -36,31 +39,51 @@ Status validatePartitionIdPrefix(const std::string& prefix) {
 std::vector<std::string> orphanPartitionIds(const std::string& prefix,
                                             const std::vector<vipu::Partition>& partitions,
                                             const std::vector<Json>& jobs) {
-  std::set<std::string> held;
+  std::map<std::string, int> held;  // id -> the size its job recorded
   for (const Json& job : jobs) {
-    for (const auto& partition : heldPartitionsOf(job)) held.insert(partition.id);
+    for (const auto& partition : heldPartitionsOf(job)) held[partition.id] = partition.size;
   }
   std::vector<std::string> orphans;
   for (const auto& partition : partitions) {
-    if (hasOperatorPrefix(prefix, partition.id) && !held.contains(partition.id))
-      orphans.push_back(partition.id);
+    if (!hasOperatorPrefix(prefix, partition.id)) continue;
+    const auto holder = held.find(partition.id);
+    // Under a held id but of another size: left by an earlier job of the same name, not the holder's.
+    const bool heldAsIs =
+        holder != held.end() && (holder->second <= 0 || holder->second == static_cast<int>(partition.size()));
+    if (!heldAsIs) orphans.push_back(partition.id);
   }
   return orphans;
 }
 
-Result<std::vector<std::string>> removeOrphanPartitions(const std::string& prefix, vipu::VipuApi& vipu,
-                                                        const kube::Store& jobs) {
+Result<std::vector<std::string>> OrphanSweeper::sweep(const std::string& controller, vipu::VipuApi& vipu,
+                                                      bool confirmed) {
   auto partitions = vipu.listPartitions("");
   if (!partitions) return partitions.error();
+  // Read after the partitions: any partition listed above was recorded in its job before it was created.
+  auto jobs = client_.listAll(kube::ResourceRef{api::kGroup, api::kVersion, "ipujobs", true}, "");
+  if (!jobs) return jobs.error();
   std::vector<Json> snapshot;
-  for (const kube::ObjectPtr& job : jobs.list()) snapshot.push_back(*job);
+  if (const Json& items = member(*jobs, "items"); items.is_array())
+    snapshot.assign(items.begin(), items.end());
+  std::set<std::string>& previous = candidates_[controller];
+  std::set<std::string> current;
   std::vector<std::string> removed;
-  for (const std::string& id : orphanPartitionIds(prefix, *partitions, snapshot)) {
+  for (const std::string& id : orphanPartitionIds(prefix_, *partitions, snapshot)) {
+    current.insert(id);
+    if (confirmed && !previous.contains(id)) continue;  // seen once: removed next time if still orphaned
+    if (dryRun_) {
+      log::info("dry run: would remove an orphaned partition no IPUJob holds",
+                {{"controller", controller}, {"partition", id}});
+      removed.push_back(id);
+      continue;
+    }
     auto status = vipu.removePartition(id, /*force=*/true);
     if (!status && status.error().code != ErrorCode::kNotFound) return status.error();
-    log::info("removed an orphaned partition no IPUJob holds", {{"partition", id}});
+    log::info("removed an orphaned partition no IPUJob holds",
+              {{"controller", controller}, {"partition", id}});
     removed.push_back(id);
   }
+  previous = std::move(current);
   return removed;
 }
 

@@ -1,12 +1,15 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
+#include "kube/rest_client.h"
 #include "kube/store.h"
 #include "vipu/vipu_api.h"
 #include "vipu/vipu_types.h"
@@ -26,16 +29,37 @@ bool hasOperatorPrefix(const std::string& prefix, const std::string& id);
 // A prefix is 1-16 characters from [a-z0-9-], starting with a letter or digit; InvalidArgument otherwise.
 Status validatePartitionIdPrefix(const std::string& prefix);
 
-// Partitions with this installation's prefix that no IPUJob in `jobs` lists in status.partitions as held. A
-// job's recorded ids are written before the partition is created, so with `jobs` read after the partitions
-// were listed, nothing still being created can be an orphan. Pure.
+// Partitions with this installation's prefix that no IPUJob in `jobs` lists in status.partitions as held
+// (with the size it recorded: one of another size under a held id is an earlier job's leftover). A job's
+// recorded ids are written before the partition is created, so with `jobs` read after the partitions were
+// listed, nothing still being created can be an orphan. Pure.
 std::vector<std::string> orphanPartitionIds(const std::string& prefix,
                                             const std::vector<vipu::Partition>& partitions,
                                             const std::vector<Json>& jobs);
 
-// Start-up cleanup (before any reconcile runs): removes the orphans of a process that died between
-// creating a partition and its job's deletion. Returns the ids removed.
-Result<std::vector<std::string>> removeOrphanPartitions(const std::string& prefix, vipu::VipuApi& vipu,
-                                                        const kube::Store& jobs);
+// Removes the partitions no IPUJob holds (a process that died between creating a partition and recording
+// its release, a job whose finalizer was removed by hand, a controller configured again): at start-up,
+// before any reconcile runs, and then periodically.
+//
+// A periodic sweep runs while reconciles create partitions, so it never trusts a cache: IPUJobs are listed
+// from the API server after the partitions were listed (a job's ids are written before its partitions are
+// created), and a partition is removed only when the previous sweep found it orphaned too.
+// With dryRun nothing is removed; what would be is logged.
+class OrphanSweeper {
+ public:
+  OrphanSweeper(kube::RestClient& client, std::string prefix, bool dryRun)
+      : client_(client), prefix_(std::move(prefix)), dryRun_(dryRun) {}
+
+  // One sweep of one V-IPU controller; returns the ids removed (or, dry, that would be). `confirmed`:
+  // remove only the orphans the previous sweep of this controller found too (periodic sweeps); false:
+  // every orphan now (at start-up, when nothing else acts on partitions).
+  Result<std::vector<std::string>> sweep(const std::string& controller, vipu::VipuApi& vipu, bool confirmed);
+
+ private:
+  kube::RestClient& client_;
+  std::string prefix_;
+  bool dryRun_;
+  std::map<std::string, std::set<std::string>> candidates_;  // per controller: orphans of its last sweep
+};
 
 }  // namespace ipu::controllers

@@ -85,8 +85,17 @@ Result<PartitionsState> PartitionSteps::ensure(JobPass& pass, const api::IpuJobS
   }
   if (!missing.empty()) {
     bool fits = true;
-    if (auto created = createMissing(pass, spec, *state.target, missing, fits); !created)
+    if (auto created = createMissing(pass, spec, *state.target, missing, fits); !created) {
+      // Refused: perhaps the planned IPUs were taken outside the operator after the inventory last read V-IPU
+      // (a partition made by hand, another installation). Then the job goes back to the queue, planned again
+      // from a fresh read, instead of waiting for a change that will never come.
+      if (created.error().retryClass() != RetryClass::kTransient &&
+          plannedIpusTaken(*state.target, pass.key, missing)) {
+        state.kind = PartitionsState::Kind::kNoLongerFits;
+        return state;
+      }
       return created.error();
+    }
     state.kind = fits ? PartitionsState::Kind::kActivating : PartitionsState::Kind::kNoLongerFits;
     return state;
   }
@@ -113,6 +122,33 @@ Result<PartitionsState> PartitionSteps::ensure(JobPass& pass, const api::IpuJobS
   }
   state.kind = PartitionsState::Kind::kActive;
   return state;
+}
+
+bool PartitionSteps::plannedIpusTaken(const VipuTarget& target, const std::string& key,
+                                      const std::vector<api::PartitionRecord>& missing) {
+  auto admission = admitter_.inFlight(key);
+  if (!admission) return false;
+  if (Status read = inventory_.refresh(target.name); !read) return false;
+  const auto view = inventory_.view(target.name);
+  if (!view) return false;
+  for (const auto& record : missing) {
+    const vipu::InstancePlacement* placement = admission->placementOf(record.instance);
+    if (placement == nullptr) continue;
+    for (const auto& existing : view->partitions) {
+      if (existing.id == record.id) continue;
+      for (const auto& ipu : existing.spec.ipus) {
+        for (const auto& planned : placement->ipus) {
+          if (ipu.ildTopologyId == planned.ildTopologyId && ipu.topologyId == planned.topologyId) {
+            log::info("planned IPUs were taken outside the operator; planning the job again",
+                      {{"job", key}, {"partition", record.id}, {"takenBy", existing.id}});
+            admitter_.forget(key);
+            return true;
+          }
+        }
+      }
+    }
+  }
+  return false;
 }
 
 Status PartitionSteps::createMissing(JobPass& pass, const api::IpuJobSpec& spec, const VipuTarget& target,

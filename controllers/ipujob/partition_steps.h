@@ -62,6 +62,10 @@ class PartitionSteps {
                 const std::vector<api::PartitionRecord>& partitions, const Admission& admission);
   Status createMissing(JobPass& pass, const api::IpuJobSpec& spec, const VipuTarget& target,
                        const std::vector<api::PartitionRecord>& missing, bool& fits);
+  // After a refused CreatePartition: whether another partition (read afresh) now holds IPUs the job's
+  // admission in flight planned; the inventory then knows it, and the admission is forgotten.
+  bool plannedIpusTaken(const VipuTarget& target, const std::string& key,
+                        const std::vector<api::PartitionRecord>& missing);
 
   // Whether `record` names the partition the job's identity derives for its instance.
   bool derivedForJob(const JobPass& pass, const api::PartitionRecord& record) const;

@@ -12,9 +12,11 @@ struct WorkerOutcome {
   enum class State { kActive, kSucceeded, kFailed, kLost };
   std::string pod;
   State state = State::kActive;
-  int exitCode = 0;  // kFailed: the first non-zero exit code of its containers (0 when none, e.g. evicted)
-  // kFailed with an exit code: the container's termination message (ipu-runtime's line naming the instance);
-  // without one: the pod's reason ("Evicted"); kLost: what happened.
+  // kFailed: the first non-zero exit code of its init containers, then its containers (0 when none)
+  int exitCode = 0;
+  // kFailed with an exit code: the container's termination message (ipu-runtime's line naming the instance;
+  // "init container NAME: ..." for an init container); without one: the pod's reason; kLost: what happened
+  // (deleted, or the pod's reason: "Evicted: The node was low on resource: memory.").
   std::string detail;
 };
 

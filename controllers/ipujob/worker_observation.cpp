@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/json_access.h"
+#include "common/time_format.h"
 #include "ipujob/worker_pod.h"
 
 namespace ipu::controllers {
@@ -19,21 +20,52 @@ int attemptOf(const Json& pod) {
   }
 }
 
-// The first container that ended with a non-zero exit code: its code, and its termination message (what
-// ipu-runtime wrote: the instance, the command, how it ended), if any.
+// The first container that ended with a non-zero exit code, init containers first (they ran first; a
+// failed one is why the others never ran): its code, and its termination message (what ipu-runtime wrote:
+// the instance, the command, how it ended), if any; an init container is named.
 std::pair<int, std::string> firstFailedContainer(const Json& pod) {
-  const Json& statuses = member(member(pod, "status"), "containerStatuses");
-  if (!statuses.is_array()) return {0, ""};
-  for (const Json& status : statuses) {
-    const Json& terminated = member(member(status, "state"), "terminated");
-    const Json& code = member(terminated, "exitCode");
-    if (code.is_number_integer() && code.get<int>() != 0) {
+  for (const char* kind : {"initContainerStatuses", "containerStatuses"}) {
+    const Json& statuses = member(member(pod, "status"), kind);
+    if (!statuses.is_array()) continue;
+    for (const Json& status : statuses) {
+      const Json& terminated = member(member(status, "state"), "terminated");
+      const Json& code = member(terminated, "exitCode");
+      if (!code.is_number_integer() || code.get<int>() == 0) continue;
       std::string message = stringMember(terminated, "message");
       while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+      if (kind == std::string("initContainerStatuses")) {
+        message = "init container " + stringMember(status, "name") + (message.empty() ? "" : ": " + message);
+      }
       return {code.get<int>(), message};
     }
   }
   return {0, ""};
+}
+
+// Ended by the cluster, not by its program: evicted by the kubelet (node pressure) or the Eviction API,
+// preempted, or its node gone. Kubernetes marks most with the DisruptionTarget condition; the kubelet's own
+// evictions say so in status.reason. Its exit code (often 137, killed) is not the program's verdict.
+bool disrupted(const Json& pod) {
+  const Json& status = member(pod, "status");
+  const std::string reason = stringMember(status, "reason");
+  if (reason == "Evicted" || reason == "Preempting" || reason == "NodeLost" || reason == "Shutdown" ||
+      reason == "Terminated") {
+    return true;
+  }
+  const Json& conditions = member(status, "conditions");
+  if (!conditions.is_array()) return false;
+  for (const Json& condition : conditions) {
+    if (stringMember(condition, "type") == "DisruptionTarget" && stringMember(condition, "status") == "True")
+      return true;
+  }
+  return false;
+}
+
+// The pod's status.reason and message: "Evicted: The node was low on resource: memory."
+std::string podReason(const Json& pod) {
+  const std::string reason = stringMember(member(pod, "status"), "reason");
+  const std::string message = stringMember(member(pod, "status"), "message");
+  return reason + (!reason.empty() && !message.empty() ? ": " : "") + message;
 }
 
 // A worker pod as restartPolicy sees it.
@@ -42,17 +74,58 @@ WorkerOutcome outcomeOf(const std::string& name, const Json& pod) {
   const std::string phase = podPhase(pod);
   if (phase == "Succeeded") outcome.state = WorkerOutcome::State::kSucceeded;
   if (phase != "Failed") return outcome;
+  if (disrupted(pod)) {
+    // Lost, like a deleted pod: every restart policy but Never tries again, ExitCode included.
+    outcome.state = WorkerOutcome::State::kLost;
+    const std::string why = podReason(pod);
+    outcome.detail = why.empty() ? "the pod was disrupted" : why;
+    return outcome;
+  }
   outcome.state = WorkerOutcome::State::kFailed;
   std::tie(outcome.exitCode, outcome.detail) = firstFailedContainer(pod);
-  if (outcome.exitCode == 0) {  // evicted, or killed before it ran: the pod's reason says why
-    const std::string reason = stringMember(member(pod, "status"), "reason");
-    const std::string message = stringMember(member(pod, "status"), "message");
-    outcome.detail = reason + (!reason.empty() && !message.empty() ? ": " : "") + message;
-  }
+  if (outcome.exitCode == 0) outcome.detail = podReason(pod);  // killed before it ran: the pod says why
   return outcome;
 }
 
+// What a waiting container's reason says when it will not get better by itself.
+bool cannotCreate(const std::string& reason) {
+  return reason == "ErrImagePull" || reason == "ImagePullBackOff" || reason == "ErrImageNeverPull" ||
+         reason == "InvalidImageName" || reason == "CreateContainerConfigError" ||
+         reason == "CreateContainerError";
+}
+
+std::string withMessage(const std::string& reason, const std::string& message) {
+  return reason + (message.empty() ? "" : ": " + message);
+}
+
 }  // namespace
+
+std::optional<std::string> cannotStartReason(const Json& pod) {
+  const std::string phase = podPhase(pod);
+  if (!phase.empty() && phase != "Pending") return std::nullopt;
+  const Json& status = member(pod, "status");
+  if (const Json& conditions = member(status, "conditions"); conditions.is_array()) {
+    for (const Json& condition : conditions) {
+      if (stringMember(condition, "type") == "PodScheduled" && stringMember(condition, "status") == "False" &&
+          stringMember(condition, "reason") == "Unschedulable") {
+        return withMessage("Unschedulable", stringMember(condition, "message"));
+      }
+    }
+  }
+  for (const char* kind : {"initContainerStatuses", "containerStatuses"}) {
+    const Json& statuses = member(status, kind);
+    if (!statuses.is_array()) continue;
+    for (const Json& container : statuses) {
+      const Json& waiting = member(member(container, "state"), "waiting");
+      const std::string reason = stringMember(waiting, "reason");
+      if (cannotCreate(reason)) {
+        return withMessage(reason, stringMember(waiting, "message")) + " (container " +
+               stringMember(container, "name") + ")";
+      }
+    }
+  }
+  return std::nullopt;
+}
 
 std::string podPhase(const Json& pod) {
   return stringMember(member(pod, "status"), "phase");
@@ -75,7 +148,32 @@ WorkerPods splitByAttempt(const std::vector<kube::ObjectPtr>& pods, int attempt)
   return split;
 }
 
-WorkerObservation observeWorkers(const api::IpuJob& job, const WorkerPods& pods, bool allStarted) {
+namespace {
+
+// A stuck pod past its limit fails (its outcome was still active); one within it says when to look again.
+void judgeStart(const Json& pod, const StartLimit& limit, WorkerObservation& observation) {
+  WorkerOutcome& outcome = observation.outcomes.back();
+  if (outcome.state != WorkerOutcome::State::kActive) return;
+  const auto reason = cannotStartReason(pod);
+  if (!reason) return;
+  const auto created = parseTime(stringMember(member(pod, "metadata"), "creationTimestamp"));
+  if (!created) return;
+  const auto due = *created + limit.timeout;
+  if (limit.now >= due) {
+    outcome.state = WorkerOutcome::State::kFailed;
+    outcome.detail = "could not start within " +
+                     std::to_string(std::chrono::duration_cast<std::chrono::seconds>(limit.timeout).count()) +
+                     " s: " + *reason;
+    return;
+  }
+  const auto left = std::chrono::duration_cast<Clock::Duration>(due - limit.now);
+  if (!observation.nextStartCheck || left < *observation.nextStartCheck) observation.nextStartCheck = left;
+}
+
+}  // namespace
+
+WorkerObservation observeWorkers(const api::IpuJob& job, const WorkerPods& pods, bool allStarted,
+                                 std::optional<StartLimit> limit) {
   WorkerObservation observation;
   for (int k = 0; k < job.spec.workerCount(); ++k) {
     const std::string name = workerPodName(job.identity.name, k);
@@ -88,6 +186,7 @@ WorkerObservation observeWorkers(const api::IpuJob& job, const WorkerPods& pods,
       continue;
     }
     observation.outcomes.push_back(outcomeOf(name, *pod->second));
+    if (limit) judgeStart(*pod->second, *limit, observation);
     const std::string phase = podPhase(*pod->second);
     if (phase == "Running") ++observation.running;
     if (phase == "Succeeded") ++observation.succeeded;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/ipujob.h"
+#include "common/clock.h"
 #include "ipujob/restart_policy.h"
 #include "kube/store.h"
 
@@ -28,13 +29,28 @@ struct WorkerObservation {
   int running = 0;
   int succeeded = 0;
   int missing = 0;  // workers without a pod
+  // The soonest a pod that cannot start reaches its StartLimit (look again then); none stuck: nullopt.
+  std::optional<Clock::Duration> nextStartCheck;
 
   bool allUp(int workers) const { return running + succeeded == workers; }
 };
 
+// A pod that cannot start — no node fits it (Unschedulable), its image cannot be pulled (ErrImagePull,
+// ImagePullBackOff, ErrImageNeverPull, InvalidImageName), its container cannot be created — fails once it
+// has been stuck for `timeout` since it was created, with its own reason: the job's IPUs are not held
+// forever by pods that will never run.
+struct StartLimit {
+  Clock::WallTime now;
+  Clock::Duration timeout{};
+};
+
+// Why a pod cannot start ("ErrImagePull: ..."), or nullopt when it is not stuck. Pure.
+std::optional<std::string> cannotStartReason(const Json& pod);
+
 // Pure. `allStarted`: every worker has run once (the job reached Running), so a missing pod was lost
-// (deleted, evicted) rather than not created yet.
-WorkerObservation observeWorkers(const api::IpuJob& job, const WorkerPods& pods, bool allStarted);
+// (deleted, evicted) rather than not created yet. `limit`: when set, stuck pods fail after its timeout.
+WorkerObservation observeWorkers(const api::IpuJob& job, const WorkerPods& pods, bool allStarted,
+                                 std::optional<StartLimit> limit = std::nullopt);
 
 // The pods to delete once the job has ended: workers still running (they would hold nothing but a released
 // partition), then by cleanPodPolicy: All of them, or Workers = every one but <job>-worker-0 (its logs are

@@ -57,6 +57,7 @@ controllers::ReconcilerOptions reconcilerOptions(const OperatorFlags& flags, Tel
   options.pods.shmSizeLimit = flags.shmSize;
   options.pods.runtime = {flags.runtimeImage, flags.runtimeImagePullPolicy};
   options.partitionIdPrefix = flags.partitionIdPrefix;
+  options.podStartTimeout = std::chrono::seconds(flags.podStartTimeoutSeconds);
   options.hooks.admitted = [&telemetry](double seconds) { telemetry.admitted(seconds); };
   options.hooks.running = [&telemetry](double seconds) { telemetry.running(seconds); };
   return options;
@@ -87,6 +88,8 @@ Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const std::string&
        .queueingStrategy = flags.queueingStrategy,
        .missingQuota = flags.missingQuota,
        .workers = flags.workers,
+       .orphanSweepInterval = std::chrono::seconds(flags.orphanSweepIntervalSeconds),
+       .orphanSweepDryRun = flags.orphanSweepDryRun,
        .reconcileObserved = [&telemetry](bool ok, double seconds) { telemetry.reconciled(ok, seconds); },
        .admissionPassObserved = [&telemetry](double seconds) { telemetry.admissionPass(seconds); }});
   auto ipuQuotas = controllers::IpuQuotaController::setup(manager, events);

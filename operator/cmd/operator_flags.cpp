@@ -69,6 +69,17 @@ void defineFlags(cli::Flags& set, RawFlags& raw) {
       "starts the id of every V-IPU partition this operator makes; give each cluster sharing a V-IPU "
       "controller its own",
       "PREFIX");
+  set.addInteger("orphan-sweep-interval-seconds", &f.orphanSweepIntervalSeconds,
+                 "how often partitions with this prefix that no IPUJob holds are removed after the start-up "
+                 "sweep (one found orphaned by two sweeps in a row); 0: at start-up only",
+                 0, 86400, "SECONDS");
+  set.addInteger("pod-start-timeout-seconds", &f.podStartTimeoutSeconds,
+                 "a worker pod that cannot start (unschedulable, an image that cannot be pulled, a container "
+                 "that cannot be created) fails this long after it was created, ending the attempt and, by "
+                 "restartPolicy, the job, so its IPUs are not held by pods that never run; 0: never",
+                 0, 86400 * 7, "SECONDS");
+  set.addBool("orphan-sweep-dry-run", &f.orphanSweepDryRun,
+              "log the orphaned partitions the sweeps would remove, and remove none");
   set.addInteger("workers", &f.workers, "IPUJobs reconciled in parallel", 1, 64, "N");
   set.addDouble("qps", &f.qps, "client-side limit of API server requests per second", 0.1, 10000);
   set.addInteger("burst", &f.burst, "API server requests allowed at once above --qps", 1, 100000, "N");

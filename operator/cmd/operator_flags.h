@@ -29,6 +29,9 @@ struct OperatorFlags {
   controllers::QueueingStrategy queueingStrategy = controllers::QueueingStrategy::kBestEffortFifo;
   controllers::MissingQuotaPolicy missingQuota = controllers::MissingQuotaPolicy::kUnlimited;
   std::string partitionIdPrefix = "k8s";
+  int orphanSweepIntervalSeconds = 300;  // 0: at start-up only
+  int podStartTimeoutSeconds = 600;      // 0: never
+  bool orphanSweepDryRun = false;
   int workers = 2;
   double qps = 50;
   int burst = 100;

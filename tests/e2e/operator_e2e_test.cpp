@@ -95,6 +95,27 @@ TEST_F(OperatorOnRealNodeTest, WorkersOfAJobWithALongDottedNameStillFindEachOthe
             std::vector<std::string>{"rank 1 of 2 sum 3 offset 1 total 2 partition " + partition});
 }
 
+// A user's init container that fails: its exit code is what the ExitCode policy reads, and its message
+// reaches lastMessage, naming it.
+TEST_F(OperatorOnRealNodeTest, AFailingInitContainersExitCodeDrivesTheExitCodePolicy) {
+  Json job = Json::parse(
+      jobRunning("initfails", Json::array({"sh", "-c", "echo never runs"}),
+                 R"({"restartPolicy": {"type": "ExitCode", "exitCodes": "3", "backOffLimit": 1}})"));
+  job["spec"]["workers"]["template"]["spec"]["initContainers"] = Json::array(
+      {{{"name", "fetch-data"},
+        {"image", TestCluster::get().value("IPU_CLUSTER_IMAGE_BUSYBOX")},
+        {"imagePullPolicy", "Never"},
+        {"command", Json::array({"sh", "-c", "echo no dataset > /dev/termination-log; exit 3"})}}});
+  const std::string name = createJob(job.dump());
+  ASSERT_TRUE(reachesPhase(name, "Failed", 180s));
+  const Json status = jobStatus(name);
+  EXPECT_EQ(status.value("restartCount", 0), 1) << status.dump();
+  const std::string message = status.value("lastMessage", "");
+  EXPECT_NE(message.find("failed with exit code 3 after 1 restart(s)"), std::string::npos) << message;
+  EXPECT_NE(message.find("init container fetch-data: no dataset"), std::string::npos) << message;
+  EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 30s));
+}
+
 TEST_F(OperatorOnRealNodeTest, EachInstanceRunsTheUsersLauncherOnItsOwnPartition) {
   const std::string launcher = R"({"jobInstances": 2, "workersPerJobInstance": "2", "launcher": {"command":
       ["mpirun", "--tag-output", "-np", "2", "python3", "-c", ")" +

@@ -19,10 +19,7 @@ std::string nameOfLength(std::size_t length) {
 
 // The user's 4-IPU manifest under `name` (instead of generateName), ending after a second.
 std::string manifestNamed(const std::string& name) {
-  std::string manifest = manifestExitingWith(0, "", "1s");
-  const std::string generated = "generateName: bert-training-multi-ipu-";
-  manifest.replace(manifest.find(generated), generated.size(), "name: " + name);
-  return manifest;
+  return withName(manifestExitingWith(0, "", "1s"), name);
 }
 
 TEST_F(NamesTest, EveryNameTheApiServerAcceptsRunsAndLongerOnesAreRefusedAtTheDoor) {

@@ -79,6 +79,14 @@ inline std::string manifestWith(const std::string& path, const std::string& anno
   return manifest;
 }
 
+// A manifest of ours with metadata.name `name` instead of its generateName.
+inline std::string withName(std::string manifest, const std::string& name) {
+  const std::string generated = "generateName: bert-training-multi-ipu-";
+  const auto at = manifest.find(generated);
+  if (at == std::string::npos) return "";
+  return manifest.replace(at, generated.size(), "name: " + name);
+}
+
 // The user's 4-IPU manifest with the worker template annotated so that kwok ends the pod with `exitCode`.
 inline std::string manifestExitingWith(int exitCode, const std::string& specLines = "",
                                        const std::string& runFor = "") {

@@ -75,5 +75,22 @@ TEST_F(TerminalErrorTest, ActiveDeadlineFiresWhileAPartitionNeverActivates) {
   EXPECT_TRUE(podsOf(job).empty());
 }
 
+// Worker pods no node can take never start: after --pod-start-timeout-seconds the attempt ends with the
+// scheduler's own words and the job (restartPolicy Never) fails, giving its IPUs back.
+TEST_F(TerminalErrorTest, PodsThatCannotStartEndTheJobAfterTheStartTimeout) {
+  startOperator({"--pod-start-timeout-seconds", "3"});
+  std::string manifest = readFile(kFourIpuManifest);
+  const std::string anchor = "      spec:\n        containers:\n";
+  const auto at = manifest.find(anchor);
+  ASSERT_NE(at, std::string::npos);
+  manifest.insert(at + std::string("      spec:\n").size(), "        nodeSelector: {disktype: none-such}\n");
+  const std::string job = createJob(manifest);
+  ASSERT_TRUE(reachesPhase(job, "Failed", 90s));
+  const std::string message = jobStatus(job).value("lastMessage", "");
+  EXPECT_NE(message.find("could not start within 3 s: Unschedulable: "), std::string::npos) << message;
+  EXPECT_EQ(failureReason(job), "WorkerFailed");
+  EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 30s)) << "the job kept its partition";
+}
+
 }  // namespace
 }  // namespace ipu::testing

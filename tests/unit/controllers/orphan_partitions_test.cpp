@@ -24,6 +24,16 @@ TEST(OrphanPartitionIdsTest, OursWithoutAHoldingJobAreOrphans) {
   EXPECT_EQ(orphans, std::vector<std::string>{"k8s_ns_gone_0"});
 }
 
+TEST(OrphanPartitionIdsTest, APartitionOfAnotherSizeUnderAHeldIdIsAnOrphan) {
+  vipu::Partition leftover = partition("k8s_ns_job_0");
+  leftover.spec.ipus.resize(8);
+  Json job = jobHolding("k8s_ns_job_0", "Planned");
+  job["status"]["partitions"][0]["size"] = 4;
+  EXPECT_EQ(orphanPartitionIds("k8s", {leftover}, {job}), std::vector<std::string>{"k8s_ns_job_0"});
+  job["status"]["partitions"][0]["size"] = 8;
+  EXPECT_TRUE(orphanPartitionIds("k8s", {leftover}, {job}).empty());
+}
+
 TEST(OrphanPartitionIdsTest, PartitionsNotNamedByTheOperatorAreLeftAlone) {
   EXPECT_TRUE(orphanPartitionIds("k8s", {partition("someones-partition")}, {}).empty());
 }

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/time_format.h"
+
 namespace ipu::controllers {
 namespace {
 
@@ -46,6 +48,122 @@ TEST(WorkerObservation, AMissingPodIsBeingCreatedUntilEveryWorkerRan) {
   EXPECT_FALSE(starting.allUp(2));
   const auto started = observeWorkers(twoWorkers(), pods, /*allStarted=*/true);
   EXPECT_EQ(started.outcomes[1].state, WorkerOutcome::State::kLost);
+}
+
+// A failed pod with this status, of attempt 0.
+kube::ObjectPtr failedPod(const std::string& name, Json status) {
+  status["phase"] = "Failed";
+  return std::make_shared<const Json>(
+      Json{{"metadata", {{"name", name}, {"labels", {{"graphcore.ai/attempt", "0"}}}}}, {"status", status}});
+}
+
+WorkerOutcome outcomeOfOnlyWorker(const kube::ObjectPtr& failed) {
+  api::IpuJob job = twoWorkers();
+  job.spec.jobInstances = 1;
+  WorkerPods pods;
+  pods.current.emplace("bert-worker-0", failed);
+  return observeWorkers(job, pods, true).outcomes.at(0);
+}
+
+// Evicted or preempted pods did not fail by their program: lost, whatever exit code the kill left.
+TEST(WorkerObservation, EvictedAndDisruptedPodsAreLostNotFailed) {
+  const WorkerOutcome evicted = outcomeOfOnlyWorker(failedPod(
+      "bert-worker-0",
+      {{"reason", "Evicted"},
+       {"message", "The node was low on resource: memory."},
+       {"containerStatuses", {{{"name", "main"}, {"state", {{"terminated", {{"exitCode", 137}}}}}}}}}));
+  EXPECT_EQ(evicted.state, WorkerOutcome::State::kLost);
+  EXPECT_EQ(evicted.detail, "Evicted: The node was low on resource: memory.");
+  const WorkerOutcome preempted = outcomeOfOnlyWorker(failedPod(
+      "bert-worker-0",
+      {{"conditions",
+        {{{"type", "DisruptionTarget"}, {"status", "True"}, {"reason", "PreemptionByScheduler"}}}},
+       {"containerStatuses", {{{"name", "main"}, {"state", {{"terminated", {{"exitCode", 143}}}}}}}}}));
+  EXPECT_EQ(preempted.state, WorkerOutcome::State::kLost);
+  // ExitCode restarts on a lost worker, even when its code is not listed.
+  api::IpuJobSpec spec;
+  spec.restartType = api::RestartType::kExitCode;
+  spec.restartExitCodes = {{3, 3}};
+  EXPECT_EQ(judgeWorkers(spec, 0, {evicted}).kind, WorkerVerdict::Kind::kRestart);
+  // An ordinary failure with 137 is the program's (or its OOM kill): judged by its code.
+  const WorkerOutcome killed = outcomeOfOnlyWorker(failedPod(
+      "bert-worker-0",
+      {{"containerStatuses", {{{"name", "main"}, {"state", {{"terminated", {{"exitCode", 137}}}}}}}}}));
+  EXPECT_EQ(killed.state, WorkerOutcome::State::kFailed);
+  EXPECT_EQ(killed.exitCode, 137);
+  EXPECT_EQ(judgeWorkers(spec, 0, {killed}).kind, WorkerVerdict::Kind::kFail);
+}
+
+// A failed init container is why the pod failed: its exit code is the one the ExitCode policy reads.
+TEST(WorkerObservation, AFailedInitContainersExitCodeIsThePods) {
+  const WorkerOutcome init = outcomeOfOnlyWorker(failedPod(
+      "bert-worker-0", {{"initContainerStatuses",
+                         {{{"name", "fetch-data"},
+                           {"state", {{"terminated", {{"exitCode", 3}, {"message", "no dataset\n"}}}}}}}},
+                        {"containerStatuses",
+                         {{{"name", "main"}, {"state", {{"waiting", {{"reason", "PodInitializing"}}}}}}}}}));
+  EXPECT_EQ(init.state, WorkerOutcome::State::kFailed);
+  EXPECT_EQ(init.exitCode, 3);
+  EXPECT_EQ(init.detail, "init container fetch-data: no dataset");
+  api::IpuJobSpec spec;
+  spec.restartType = api::RestartType::kExitCode;
+  spec.restartExitCodes = {{3, 3}};
+  spec.backOffLimit = 1;
+  const WorkerVerdict verdict = judgeWorkers(spec, 0, {init});
+  EXPECT_EQ(verdict.kind, WorkerVerdict::Kind::kRestart);
+  EXPECT_NE(verdict.message.find("exit code 3"), std::string::npos) << verdict.message;
+  EXPECT_NE(verdict.message.find("init container fetch-data: no dataset"), std::string::npos)
+      << verdict.message;
+}
+
+kube::ObjectPtr podWithStatus(const std::string& created, Json status) {
+  return std::make_shared<const Json>(Json{{"metadata",
+                                            {{"name", "bert-worker-0"},
+                                             {"creationTimestamp", created},
+                                             {"labels", {{"graphcore.ai/attempt", "0"}}}}},
+                                           {"status", status}});
+}
+
+TEST(WorkerObservation, APodThatCannotStartFailsAfterItsLimitWithItsOwnReason) {
+  const Json pulling = {
+      {"phase", "Pending"},
+      {"containerStatuses",
+       {{{"name", "main"},
+         {"state", {{"waiting", {{"reason", "ErrImagePull"}, {"message", "pull access denied"}}}}}}}}};
+  EXPECT_EQ(cannotStartReason(*podWithStatus("2026-01-01T00:00:00Z", pulling)),
+            "ErrImagePull: pull access denied (container main)");
+  const Json unschedulable = {
+      {"phase", "Pending"},
+      {"conditions",
+       {{{"type", "PodScheduled"},
+         {"status", "False"},
+         {"reason", "Unschedulable"},
+         {"message", "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."}}}}};
+  EXPECT_EQ(cannotStartReason(*podWithStatus("2026-01-01T00:00:00Z", unschedulable)),
+            "Unschedulable: 0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.");
+  const Json creating = {{"phase", "Pending"},
+                         {"containerStatuses",
+                          {{{"name", "main"}, {"state", {{"waiting", {{"reason", "ContainerCreating"}}}}}}}}};
+  EXPECT_EQ(cannotStartReason(*podWithStatus("2026-01-01T00:00:00Z", creating)), std::nullopt)
+      << "a slow pull is not stuck";
+  EXPECT_EQ(cannotStartReason(*podWithStatus("2026-01-01T00:00:00Z", {{"phase", "Running"}})), std::nullopt);
+
+  api::IpuJob job = twoWorkers();
+  job.spec.jobInstances = 1;
+  WorkerPods pods;
+  pods.current.emplace("bert-worker-0", podWithStatus("2026-01-01T00:00:00Z", pulling));
+  const auto created = *parseTime("2026-01-01T00:00:00Z");
+  const auto early = observeWorkers(
+      job, pods, false, StartLimit{created + std::chrono::seconds(100), std::chrono::seconds(300)});
+  EXPECT_EQ(early.outcomes.at(0).state, WorkerOutcome::State::kActive);
+  EXPECT_EQ(early.nextStartCheck, std::optional<Clock::Duration>(std::chrono::seconds(200)));
+  const auto due = observeWorkers(job, pods, false,
+                                  StartLimit{created + std::chrono::seconds(300), std::chrono::seconds(300)});
+  EXPECT_EQ(due.outcomes.at(0).state, WorkerOutcome::State::kFailed);
+  EXPECT_EQ(due.outcomes.at(0).detail,
+            "could not start within 300 s: ErrImagePull: pull access denied (container main)");
+  EXPECT_EQ(observeWorkers(job, pods, false).outcomes.at(0).state, WorkerOutcome::State::kActive)
+      << "without a limit a stuck pod waits";
 }
 
 TEST(WorkerObservation, CleanPodPolicyDecidesWhatGoesAtTheEnd) {
