@@ -122,8 +122,7 @@ Result<Action> IpuJobReconciler::readmit(JobPass& pass) {
   status.launcherStatus = launcherStatusFor(kPhasePending);
   status.lastMessage = "The spec changed: the job is admitted again";
   status.conditions.clear();
-  status.partitions.clear();
-  status.admittedShape.reset();
+  status.forgetPartitions();
   status.completionTime.reset();
   status.startTime.reset();
   status.restartCount.reset();
@@ -170,15 +169,19 @@ Result<Action> IpuJobReconciler::removeAfterTtl(JobPass& pass) {
   return Action::awaitChange();
 }
 
-Result<Action> IpuJobReconciler::suspend(JobPass& pass, const api::IpuJob& job) {
+Status IpuJobReconciler::letGo(JobPass& pass, const api::IpuJob& job) {
   if (auto removed = workers_.remove(pods_.listOwnedBy(job.identity.uid)); !removed) return removed.error();
   if (auto released = partitions_.release(pass); !released) return released.error();
   if (Status released = releaseQuota(pass); !released) return released.error();
-  pass.setPhase(kPhaseSuspended, "Suspended", "The job is suspended");
-  pass.status.partitions.clear();
-  pass.status.admittedShape.reset();
+  pass.status.forgetPartitions();
   pass.status.currentReplicas = 0;
   pass.status.startTime.reset();
+  return {};
+}
+
+Result<Action> IpuJobReconciler::suspend(JobPass& pass, const api::IpuJob& job) {
+  if (Status gone = letGo(pass, job); !gone) return gone.error();
+  pass.setPhase(kPhaseSuspended, "Suspended", "The job is suspended");
   return Action::awaitChange();
 }
 
@@ -186,16 +189,15 @@ Result<Action> IpuJobReconciler::suspend(JobPass& pass, const api::IpuJob& job) 
 // operator saw the suspension): its pods and partitions are of the old shape, so they all go and the job is
 // admitted again; pods of the new shape never run on partitions of the old.
 Result<Action> IpuJobReconciler::reshape(JobPass& pass, const api::IpuJob& job, const std::string& drift) {
-  if (auto removed = workers_.remove(pods_.listOwnedBy(job.identity.uid)); !removed) return removed.error();
-  if (auto released = partitions_.release(pass); !released) return released.error();
-  if (Status released = releaseQuota(pass); !released) return released.error();
+  if (Status gone = letGo(pass, job); !gone) return gone.error();
   pass.setPhase(kPhasePending, "SpecChanged",
                 "The job's shape changed (" + drift + ") since it was admitted: admitting it again");
-  pass.status.partitions.clear();
-  pass.status.admittedShape.reset();
-  pass.status.currentReplicas = 0;
-  pass.status.startTime.reset();
   return Action::requeueNow();
+}
+
+Action IpuJobReconciler::waitFor(JobPass& pass, const Error& blocker) {
+  pass.status.lastMessage = blocker.message;  // the user sees what the job waits for
+  return Action::requeue(options_.waitRetry);
 }
 
 Result<Action> IpuJobReconciler::admit(JobPass& pass, const api::IpuJob& job) {
@@ -313,9 +315,8 @@ Result<Action> IpuJobReconciler::run(JobPass& pass, const api::IpuJob& job) {
   }
   auto partitions = partitions_.ensure(pass, job.spec);
   if (!partitions) {
-    if (partitions.error().code != ErrorCode::kFailedPrecondition) return partitions.error();
-    pass.status.lastMessage = partitions.error().message;  // the user sees what the job waits for
-    return Action::requeue(options_.waitRetry);
+    if (partitions.error().code == ErrorCode::kFailedPrecondition) return waitFor(pass, partitions.error());
+    return partitions.error();
   }
   switch (partitions->kind) {
     case PartitionsState::Kind::kActive:
@@ -335,8 +336,7 @@ Result<Action> IpuJobReconciler::run(JobPass& pass, const api::IpuJob& job) {
   if (auto released = partitions_.release(pass); !released) return released.error();
   pass.setPhase(kPhaseQueued, "InsufficientCapacity",
                 "The capacity this job was admitted to has been taken; waiting again");
-  pass.status.partitions.clear();
-  pass.status.admittedShape.reset();
+  pass.status.forgetPartitions();
   return Action::requeueNow();
 }
 
@@ -360,10 +360,7 @@ Result<Action> IpuJobReconciler::runWorkers(JobPass& pass, const api::IpuJob& jo
       }
       if (created.error().code == ErrorCode::kAlreadyExists)
         return fail(pass, "NameTaken", created.error().message);
-      if (created.error().code == ErrorCode::kFailedPrecondition) {
-        pass.status.lastMessage = created.error().message;  // the user sees what the job waits for
-        return Action::requeue(options_.waitRetry);
-      }
+      if (created.error().code == ErrorCode::kFailedPrecondition) return waitFor(pass, created.error());
       return created.error();
     }
   }

@@ -93,6 +93,10 @@ class IpuJobReconciler final : public ctrl::Reconciler {
   Result<Action> removeAfterTtl(JobPass& pass);
   Result<Action> suspend(JobPass& pass, const api::IpuJob& job);
   Result<Action> reshape(JobPass& pass, const api::IpuJob& job, const std::string& drift);
+  // Suspend and reshape: the job's pods go, its partitions and quota are given back, its records dropped.
+  Status letGo(JobPass& pass, const api::IpuJob& job);
+  // Something only another party can clear (FailedPrecondition): said in lastMessage, looked at again soon.
+  Action waitFor(JobPass& pass, const Error& blocker);
   Result<Action> admit(JobPass& pass, const api::IpuJob& job);
   void recordAdmission(JobPass& pass, const api::IpuJob& job, const Admission& admission);
   // Claims the namespace's quota for an admitted job: nullopt when claimed (or no quota applies), else why it

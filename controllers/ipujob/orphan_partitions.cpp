@@ -4,9 +4,9 @@
 #include <map>
 #include <set>
 
-#include "api/ipujob.h"
 #include "common/json_access.h"
 #include "common/log.h"
+#include "ipujob/ipujob_reconciler.h"
 #include "ipujob/job_status.h"
 #include "vipu/partition_id.h"
 
@@ -60,7 +60,7 @@ Result<std::vector<std::string>> OrphanSweeper::sweep(const std::string& control
   auto partitions = vipu.listPartitions("");
   if (!partitions) return partitions.error();
   // Read after the partitions: any partition listed above was recorded in its job before it was created.
-  auto jobs = client_.listAll(kube::ResourceRef{api::kGroup, api::kVersion, "ipujobs", true}, "");
+  auto jobs = client_.listAll(ipuJobResource(), "");
   if (!jobs) return jobs.error();
   std::vector<Json> snapshot;
   if (const Json& items = member(*jobs, "items"); items.is_array())

@@ -78,6 +78,11 @@ struct IpuJobStatus {
 
   // The recorded partitions not yet released.
   std::vector<PartitionRecord> heldPartitions() const;
+  // Drops the partitions' records and the shape they were admitted for, which go together.
+  void forgetPartitions() {
+    partitions.clear();
+    admittedShape.reset();
+  }
   const Condition* condition(const std::string& type) const;
   // Sets the condition of its type; lastTransitionTime changes only when its status flips, so a repeated
   // reconcile writes the same array.

@@ -74,13 +74,7 @@ TEST_F(NamesTest, ANameReusedWhileTheEarlierJobsChildrenRemainWaitsAndAForeignOn
   ASSERT_TRUE(eventually(
       [&] { return getJson("service", "reused")["metadata"].contains("deletionTimestamp"); }, 60s));
   const std::string job = createJob(manifestNamed("reused"));
-  ASSERT_TRUE(eventually(
-      [&] {
-        return jobStatus(job).value("lastMessage", "").find("of an earlier IPUJob named reused") !=
-               std::string::npos;
-      },
-      60s))
-      << jobStatus(job).dump();
+  ASSERT_TRUE(saysInLastMessage(job, "of an earlier IPUJob named reused"));
   EXPECT_TRUE(getJson("pod", "reused-worker-0").is_null()) << "a pod started with the earlier job's Service";
 
   ASSERT_TRUE(kubectl({"patch", "service", "reused", "--type", "json", "-p",

@@ -179,6 +179,15 @@ class OperatorTest : public ClusterTest {
            << job << " never reached " << phase << "; status: " << jobStatus(job).dump();
   }
 
+  // Waits until the job's lastMessage contains `text`; on failure the message shows the status.
+  ::testing::AssertionResult saysInLastMessage(const std::string& job, const std::string& text,
+                                               std::chrono::seconds timeout = std::chrono::seconds(60)) {
+    const auto says = [&] { return jobStatus(job).value("lastMessage", "").find(text) != std::string::npos; };
+    if (eventually(says, timeout)) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure()
+           << job << " never said \"" << text << "\"; status: " << jobStatus(job).dump();
+  }
+
   Json podsOf(const std::string& job) {
     const auto listed = kubectl({"get", "pods", "-l", "graphcore.ai/ipujob=" + job, "-o", "json"});
     return listed.ok() ? Json::parse(listed.out)["items"] : Json::array();

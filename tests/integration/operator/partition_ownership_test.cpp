@@ -43,13 +43,7 @@ TEST_F(PartitionOwnershipTest, APartitionLeftUnderTheJobsIdWithAnotherShapeIsNev
       [&] { return operator_->stderrText().find("controller started") != std::string::npos; }, 60s));
   ASSERT_TRUE(vipu_->createPartition(vipu::PartitionRequest{.id = id, .size = 8}));
   const std::string job = createJob(jobNamed("reused"));
-  ASSERT_TRUE(eventually(
-      [&] {
-        return jobStatus(job).value("lastMessage", "").find("exists with 8 IPUs where this job recorded 4") !=
-               std::string::npos;
-      },
-      60s))
-      << jobStatus(job).dump();
+  ASSERT_TRUE(saysInLastMessage(job, "exists with 8 IPUs where this job recorded 4"));
   EXPECT_NE(phaseOf(job), "Running");
   EXPECT_TRUE(getJson("pod", job + "-worker-0").is_null())
       << "a worker started on the earlier job's partition";
