@@ -313,6 +313,12 @@ Result<Action> IpuJobReconciler::run(JobPass& pass, const api::IpuJob& job) {
       deadlineIn = std::chrono::duration_cast<Clock::Duration>(deadline - pass.now);
     }
   }
+  // A restart removes the old attempt's pods before anything else: a partition created again for the new
+  // attempt must never be in reach of pods still running the old one.
+  if (pass.status.phase == kPhaseRestarting) {
+    const WorkerPods pods = splitByAttempt(pods_.listOwnedBy(job.identity.uid), pass.attempt());
+    if (!pods.stale.empty()) return restart(pass, pods.stale);
+  }
   auto partitions = partitions_.ensure(pass, job.spec);
   if (!partitions) {
     if (partitions.error().code == ErrorCode::kFailedPrecondition) return waitFor(pass, partitions.error());
@@ -329,6 +335,8 @@ Result<Action> IpuJobReconciler::run(JobPass& pass, const api::IpuJob& job) {
       return fail(pass, "VipuControllerUnknown", partitions->message);
     case PartitionsState::Kind::kNotOwned:
       return fail(pass, "PartitionNotOwned", partitions->message);
+    case PartitionsState::Kind::kLost:
+      return partitionLost(pass, job, *partitions);
     case PartitionsState::Kind::kNoLongerFits:
       break;
   }
@@ -387,12 +395,7 @@ Result<Action> IpuJobReconciler::judge(JobPass& pass, const api::IpuJob& job,
       pass.setPhase(kPhaseSucceeded, verdict.reason, verdict.message);
       return Action::requeueNow();  // finished(): partitions, cleanPodPolicy, TTL
     case WorkerVerdict::Kind::kRestart:
-      status.restartCount = pass.attempt() + 1;
-      status.currentReplicas = 0;
-      pass.setPhase(kPhaseRestarting, verdict.reason, verdict.message);
-      pass.conditional = true;
-      pass.failpointAfterWrite = "ipujob/after-restart-recorded";
-      return Action::requeueNow();
+      return beginRestart(pass, verdict);
     case WorkerVerdict::Kind::kContinue:
       break;
   }
@@ -407,6 +410,27 @@ Result<Action> IpuJobReconciler::judge(JobPass& pass, const api::IpuJob& job,
   std::optional<Clock::Duration> next = deadlineIn;
   if (workers.nextStartCheck && (!next || *workers.nextStartCheck < *next)) next = workers.nextStartCheck;
   return Action{next};
+}
+
+Result<Action> IpuJobReconciler::beginRestart(JobPass& pass, const WorkerVerdict& verdict) {
+  pass.status.restartCount = pass.attempt() + 1;
+  pass.status.currentReplicas = 0;
+  pass.setPhase(kPhaseRestarting, verdict.reason, verdict.message);
+  pass.conditional = true;
+  pass.failpointAfterWrite = "ipujob/after-restart-recorded";
+  return Action::requeueNow();
+}
+
+Result<Action> IpuJobReconciler::partitionLost(JobPass& pass, const api::IpuJob& job,
+                                               const PartitionsState& lost) {
+  PartitionSteps::planLostAgain(pass, lost);
+  events_.record(kube::referenceTo(pass.object), kube::EventType::kWarning, "PartitionLost", lost.message);
+  // Already restarting (the loss came between the decision and the new attempt): the lost partition is
+  // simply created again before the new attempt starts.
+  if (pass.status.phase == kPhaseRestarting) return Action::requeueNow();
+  const WorkerVerdict verdict = judgeLostAttempt(job.spec, pass.attempt(), "PartitionLost", lost.message);
+  if (verdict.kind == WorkerVerdict::Kind::kFail) return fail(pass, verdict.reason, verdict.message);
+  return beginRestart(pass, verdict);
 }
 
 Result<Action> IpuJobReconciler::restart(JobPass& pass, const std::vector<kube::ObjectPtr>& stalePods) {

@@ -13,6 +13,7 @@
 #include "ctrl/reconciler.h"
 #include "ipujob/job_pass.h"
 #include "ipujob/partition_steps.h"
+#include "ipujob/restart_policy.h"
 #include "ipujob/worker_observation.h"
 #include "ipujob/worker_steps.h"
 #include "kube/event_recorder.h"
@@ -111,6 +112,10 @@ class IpuJobReconciler final : public ctrl::Reconciler {
                             std::optional<Clock::Duration> deadlineIn);
   Result<Action> judge(JobPass& pass, const api::IpuJob& job, const WorkerObservation& workers,
                        std::optional<Clock::Duration> deadlineIn);
+  // Records the decision to restart (restartCount, phase Restarting) once, conditionally.
+  Result<Action> beginRestart(JobPass& pass, const WorkerVerdict& verdict);
+  // A partition that was Active disappeared: the attempt is lost, and the restart policy decides.
+  Result<Action> partitionLost(JobPass& pass, const api::IpuJob& job, const PartitionsState& lost);
   Result<Action> restart(JobPass& pass, const std::vector<kube::ObjectPtr>& stalePods);
   Result<Action> fail(JobPass& pass, const std::string& reason, const std::string& message);
 

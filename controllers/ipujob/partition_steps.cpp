@@ -81,7 +81,17 @@ Result<PartitionsState> PartitionSteps::ensure(JobPass& pass, const api::IpuJobS
 
   std::vector<api::PartitionRecord> missing;
   for (const auto& partition : held) {
-    if (!state.byId.contains(partition.id)) missing.push_back(partition);
+    if (state.byId.contains(partition.id)) continue;
+    if (partition.state == kPartitionActive) {
+      // Active once, so it was created and then removed (by hand, or by V-IPU itself) under the pods using
+      // it.
+      state.kind = PartitionsState::Kind::kLost;
+      state.message =
+          "V-IPU partition " + partition.id + " was Active and has disappeared from " + state.target->name;
+      inventory_.partitionRemoved(controller, partition.id);  // its IPUs are free for the inventory too
+      return state;
+    }
+    missing.push_back(partition);
   }
   if (!missing.empty()) {
     bool fits = true;
@@ -124,6 +134,12 @@ Result<PartitionsState> PartitionSteps::ensure(JobPass& pass, const api::IpuJobS
   return state;
 }
 
+void PartitionSteps::planLostAgain(JobPass& pass, const PartitionsState& lost) {
+  for (auto& partition : pass.status.partitions) {
+    if (partition.held() && !lost.byId.contains(partition.id)) partition.state = kPartitionPlanned;
+  }
+}
+
 bool PartitionSteps::plannedIpusTaken(const VipuTarget& target, const std::string& key,
                                       const std::vector<api::PartitionRecord>& missing) {
   auto admission = admitter_.inFlight(key);
@@ -164,6 +180,12 @@ Status PartitionSteps::createMissing(JobPass& pass, const api::IpuJobSpec& spec,
     fits = placed->has_value();
     if (!fits) return {};
     admission = std::move(**placed);
+    // Placed anew (after a restart of the operator, or for a lost partition): status says where now.
+    for (auto& record : pass.status.partitions) {
+      const vipu::InstancePlacement* placement = admission->placementOf(record.instance);
+      if (record.held() && placement != nullptr)
+        record.ipus = describeIpus(admission->planner->topology(), placement->block);
+    }
   }
   return create(pass, target, missing, *admission);
 }

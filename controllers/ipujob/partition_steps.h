@@ -24,9 +24,10 @@ struct PartitionsState {
     kError,              // a partition is in error
     kControllerUnknown,  // the partitions are on a V-IPU controller the operator is not configured with
     kNotOwned,           // status names a partition this job's identity does not derive (an edited status)
+    kLost,               // a partition recorded Active is gone from V-IPU: the attempt on it is lost
   };
   Kind kind = Kind::kActivating;
-  std::string message;  // kError, kControllerUnknown, kNotOwned: what, for the user
+  std::string message;  // kError, kControllerUnknown, kNotOwned, kLost: what, for the user
   const VipuTarget* target = nullptr;
   std::shared_ptr<const vipu::PartitionPlanner> planner;
   std::map<std::string, vipu::Partition> byId;  // kActive: V-IPU's view of each recorded partition
@@ -50,7 +51,12 @@ class PartitionSteps {
   // Creates the recorded partitions V-IPU lacks (where the admission in flight planned them, or planned
   // again after a restart of the operator) and reports whether all are active. FailedPrecondition when the
   // job's controller is not configured.
+  // A partition recorded Active that V-IPU no longer has is never created again silently under the pods
+  // that used it: ensure() reports kLost and leaves the decision to the restart policy.
   Result<PartitionsState> ensure(JobPass& pass, const api::IpuJobSpec& spec);
+  // Records the lost partitions (kLost: recorded, gone from V-IPU) as Planned again, so that ensure()
+  // creates them anew for the next attempt.
+  static void planLostAgain(JobPass& pass, const PartitionsState& lost);
   // ResetPartition on each recorded partition (a new attempt starts on clean IPUs).
   Status reset(const JobPass& pass);
   // RemovePartition on each held partition; marks them Released in the pass's status.

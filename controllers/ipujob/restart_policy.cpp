@@ -40,11 +40,22 @@ std::string restartOrdinal(const api::IpuJobSpec& spec, int restartCount) {
   return "restart " + std::to_string(restartCount + 1) + " of " + std::to_string(spec.backOffLimit);
 }
 
+// A failure the policy may restart: fails for good when it may not, or once backOffLimit is reached.
+WorkerVerdict restartOrFail(const api::IpuJobSpec& spec, int restartCount, const std::string& reason,
+                            const std::string& failure, const std::string& detail) {
+  if (restartCount >= spec.backOffLimit) {
+    return {Kind::kFail, "BackoffLimitExceeded",
+            failure + " after " + std::to_string(restartCount) + " restart(s) (backOffLimit " +
+                std::to_string(spec.backOffLimit) + ")" + detail};
+  }
+  return {Kind::kRestart, reason,
+          failure + "; restarting the job (" + restartOrdinal(spec, restartCount) + ")" + detail};
+}
+
 }  // namespace
 
 WorkerVerdict judgeWorkers(const api::IpuJobSpec& spec, int restartCount,
                            const std::vector<WorkerOutcome>& workers) {
-  const bool limitReached = restartCount >= spec.backOffLimit;
   for (const WorkerOutcome& worker : workers) {
     if (worker.state != State::kFailed && worker.state != State::kLost) continue;
     const std::string failure = describeFailure(worker);
@@ -56,24 +67,25 @@ WorkerVerdict judgeWorkers(const api::IpuJobSpec& spec, int restartCount,
       }
       return {Kind::kFail, reason, failure + detail};
     }
-    if (limitReached) {
-      return {Kind::kFail, "BackoffLimitExceeded",
-              failure + " after " + std::to_string(restartCount) + " restart(s) (backOffLimit " +
-                  std::to_string(spec.backOffLimit) + ")" + detail};
-    }
-    return {Kind::kRestart, reason,
-            failure + "; restarting the job (" + restartOrdinal(spec, restartCount) + ")" + detail};
+    return restartOrFail(spec, restartCount, reason, failure, detail);
   }
   for (const WorkerOutcome& worker : workers) {
     if (worker.state != State::kSucceeded) return {Kind::kContinue, {}, {}};
   }
   if (workers.empty()) return {Kind::kContinue, {}, {}};
-  if (spec.restartType == RestartType::kAlways && !limitReached) {
+  if (spec.restartType == RestartType::kAlways && restartCount < spec.backOffLimit) {
     return {Kind::kRestart, "Completed",
             "All instances done; restarting the job as restartPolicy Always asks (" +
                 restartOrdinal(spec, restartCount) + ")"};
   }
   return {Kind::kSucceed, "Succeeded", "All instances done"};
+}
+
+WorkerVerdict judgeLostAttempt(const api::IpuJobSpec& spec, int restartCount, const std::string& reason,
+                               const std::string& what) {
+  // Nothing of the job's own failed: like a lost worker, every policy but Never tries again.
+  if (spec.restartType == RestartType::kNever) return {Kind::kFail, reason, what};
+  return restartOrFail(spec, restartCount, reason, what, "");
 }
 
 }  // namespace ipu::controllers

@@ -39,4 +39,10 @@ struct WorkerVerdict {
 WorkerVerdict judgeWorkers(const api::IpuJobSpec& spec, int restartCount,
                            const std::vector<WorkerOutcome>& workers);
 
+// The attempt was lost to the infrastructure as a whole (a partition that was Active disappeared from V-IPU):
+// restarted like a lost worker, by every policy but Never, up to backOffLimit. `reason` names the loss
+// (PartitionLost), `what` says it for people. Pure.
+WorkerVerdict judgeLostAttempt(const api::IpuJobSpec& spec, int restartCount, const std::string& reason,
+                               const std::string& what);
+
 }  // namespace ipu::controllers

@@ -63,5 +63,37 @@ TEST_F(RestartTest, AlwaysRunsACompletedJobAgainThenSucceeds) {
   EXPECT_EQ(jobStatus(job).value("launcherStatus", ""), "Completed");
 }
 
+TEST_F(RestartTest, APartitionRemovedWhileActiveLosesTheAttemptByThePolicy) {
+  const std::string restarts =
+      createJob(manifestExitingWith(0, "  restartPolicy: {type: OnFailure, backOffLimit: 1}\n", "8s"));
+  const std::string never = createJob(manifestExitingWith(0, "", "8s"));
+  ASSERT_TRUE(reachesPhase(restarts, "Running", 60s));
+  ASSERT_TRUE(reachesPhase(never, "Running", 60s));
+  for (const auto& job : {restarts, never}) {
+    const std::string id = jobStatus(job)["partitions"][0].value("id", "");
+    ASSERT_TRUE(vipu_->removePartition(id, /*force=*/true).ok()) << id;  // behind the operator's back
+  }
+
+  // Never: the job fails with the reason, and its pod is stopped.
+  ASSERT_TRUE(reachesPhase(never, "Failed", 60s));
+  EXPECT_NE(jobStatus(never).value("lastMessage", "").find("was Active and has disappeared"),
+            std::string::npos)
+      << jobStatus(never).dump();
+  const auto neverReasons = eventReasons(never);
+  EXPECT_NE(std::find(neverReasons.begin(), neverReasons.end(), "PartitionLost"), neverReasons.end());
+
+  // OnFailure: a new attempt on a partition created again (pods start only on an Active one), which then
+  // succeeds.
+  ASSERT_TRUE(reachesPhase(restarts, "Succeeded", 120s));
+  const Json status = jobStatus(restarts);
+  EXPECT_EQ(status.value("restartCount", 0), 1) << status.dump();
+  const auto reasons = eventReasons(restarts);
+  EXPECT_NE(std::find(reasons.begin(), reasons.end(), "PartitionLost"), reasons.end());
+  const Json pods = podsOf(restarts);
+  ASSERT_EQ(pods.size(), 1u) << pods.dump();
+  EXPECT_EQ(pods[0]["metadata"]["labels"].value("graphcore.ai/attempt", ""), "1");
+  EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 30s));
+}
+
 }  // namespace
 }  // namespace ipu::testing

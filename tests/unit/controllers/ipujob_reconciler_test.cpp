@@ -375,6 +375,55 @@ TEST_F(ReconcilerTest, ALostWorkerRestartsAnOnFailureJob) {
   EXPECT_EQ(job_["status"]["conditions"][0]["reason"], "WorkerLost");
 }
 
+TEST_F(ReconcilerTest, APartitionLostWhileActiveRestartsTheJobAndComesBackOnlyAfterTheOldPodsAreGone) {
+  runToRunning(R"({"restartPolicy": {"type": "OnFailure", "backOffLimit": 1}})");
+  ASSERT_TRUE(vipu_->removePartition(kPartition, true).ok());  // removed behind the operator's back
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::requeueNow());
+  EXPECT_EQ(phase(), "Restarting");
+  EXPECT_EQ(job_["status"]["restartCount"], 1);
+  EXPECT_EQ(job_["status"]["conditions"][0]["reason"], "PartitionLost");
+  EXPECT_EQ(job_["status"]["partitions"][0]["state"], "Planned");
+  EXPECT_EQ(events_.reasons.back(), "Warning Restarting");
+  EXPECT_EQ(events_.reasons[events_.reasons.size() - 2], "Warning PartitionLost");
+  EXPECT_FALSE(partition(kPartition)) << "never created again silently under the running pod";
+
+  // The old attempt's pod goes first; the partition is created again only once it is gone.
+  transport_->expect("DELETE", kPodsPath + "/bert-worker-0", 200, "{}");
+  EXPECT_EQ(pass(), Action::requeue(500ms));
+  EXPECT_FALSE(partition(kPartition));
+  removeWorkerPod(0);
+  EXPECT_EQ(pass(), Action::requeue(500ms)) << "created again (on the same IPUs), activating";
+  ASSERT_TRUE(partition(kPartition));
+  clock_.advance(1s);
+  expectStatusPatch();  // active: reset for the new attempt, Creating
+  EXPECT_EQ(pass(), Action::requeueNow());
+  EXPECT_EQ(phase(), "Creating");
+  EXPECT_EQ(job_["status"]["partitions"][0]["state"], "Active");
+
+  // Lost again: over backOffLimit 1.
+  clock_.advance(1s);
+  transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
+  transport_->expect("POST", kPodsPath, 201, "{}");
+  expectStatusPatch();
+  pass();
+  ASSERT_TRUE(vipu_->removePartition(kPartition, true).ok());
+  expectStatusPatch();
+  pass();
+  EXPECT_EQ(phase(), "Failed");
+  EXPECT_NE(job_["status"].value("lastMessage", "").find("was Active and has disappeared"),
+            std::string::npos);
+}
+
+TEST_F(ReconcilerTest, APartitionLostUnderANeverJobFailsIt) {
+  runToRunning();
+  ASSERT_TRUE(vipu_->removePartition(kPartition, true).ok());
+  expectStatusPatch();
+  pass();
+  EXPECT_EQ(phase(), "Failed");
+  EXPECT_EQ(job_["status"]["conditions"][2]["reason"], "PartitionLost");
+}
+
 TEST_F(ReconcilerTest, SuspendingARunningJobRemovesItsPodsAndPartition) {
   runToRunning();
   job_["spec"]["suspend"] = true;

@@ -84,6 +84,24 @@ TEST(RestartPolicyTest, LostAndEvictedWorkersAreExplained) {
   EXPECT_EQ(verdict.message, "Worker pod j-worker-0 failed (Evicted: The node was low on memory.)");
 }
 
+TEST(RestartPolicyTest, ALostAttemptRestartsUnderEveryPolicyButNeverUpToTheLimit) {
+  const std::string what = "V-IPU partition p was Active and has disappeared from pod64";
+  for (auto type : {api::RestartType::kOnFailure, api::RestartType::kExitCode, api::RestartType::kAlways}) {
+    const auto again = judgeLostAttempt(specWith(type, 2, {{9, 9}}), 1, "PartitionLost", what);
+    EXPECT_EQ(again.kind, Kind::kRestart);
+    EXPECT_EQ(again.reason, "PartitionLost");
+    EXPECT_EQ(again.message, what + "; restarting the job (restart 2 of 2)");
+    const auto over = judgeLostAttempt(specWith(type, 2), 2, "PartitionLost", what);
+    EXPECT_EQ(over.kind, Kind::kFail);
+    EXPECT_EQ(over.reason, "BackoffLimitExceeded");
+    EXPECT_EQ(over.message, what + " after 2 restart(s) (backOffLimit 2)");
+  }
+  const auto never = judgeLostAttempt(specWith(api::RestartType::kNever), 0, "PartitionLost", what);
+  EXPECT_EQ(never.kind, Kind::kFail);
+  EXPECT_EQ(never.reason, "PartitionLost");
+  EXPECT_EQ(never.message, what);
+}
+
 TEST(RestartPolicyTest, TheFirstFailedWorkerInOrderDecides) {
   const auto spec = specWith(api::RestartType::kExitCode, 3, {{3, 3}});
   const std::vector<WorkerOutcome> both = {{"j-worker-0", State::kFailed, 9, {}},
