@@ -144,7 +144,14 @@ Result<Action> IpuJobReconciler::finished(JobPass& pass) {
                                         spec ? spec->cleanPodPolicy : api::CleanPodPolicy::kNone,
                                         stringMember(pass.object["metadata"], "name"));
   if (auto removed = workers_.remove(doomed); !removed) return removed.error();
-  return removeAfterTtl(pass);
+  // The partitions are released: pods whose node stopped answering can be force-deleted.
+  auto forced = workers_.forceRemoveOverdue(
+      pass, pods_.listOwnedBy(stringMember(pass.object["metadata"], "uid")), options_.podDeletionTimeout);
+  if (!forced) return forced.error();
+  auto action = removeAfterTtl(pass);
+  if (action && *forced && (!action->requeueAfter || **forced < *action->requeueAfter))
+    action->requeueAfter = **forced;
+  return action;
 }
 
 Result<Action> IpuJobReconciler::removeAfterTtl(JobPass& pass) {
@@ -372,10 +379,8 @@ Result<Action> IpuJobReconciler::runWorkers(JobPass& pass, const api::IpuJob& jo
       return created.error();
     }
   }
-  std::optional<StartLimit> limit;
-  if (options_.podStartTimeout > Clock::Duration::zero())
-    limit = StartLimit{pass.now, options_.podStartTimeout};
-  return judge(pass, job, observeWorkers(job, pods, allStarted, limit), deadlineIn);
+  const PodLimits limits{pass.now, options_.podStartTimeout, options_.podDeletionTimeout};
+  return judge(pass, job, observeWorkers(job, pods, allStarted, limits), deadlineIn);
 }
 
 Result<Action> IpuJobReconciler::judge(JobPass& pass, const api::IpuJob& job,
@@ -406,10 +411,20 @@ Result<Action> IpuJobReconciler::judge(JobPass& pass, const api::IpuJob& job,
                   "Waiting for worker pods: " + std::to_string(workers.running + workers.succeeded) + " of " +
                       std::to_string(count) + " running");
   }
-  // Look again at the deadline, or when a pod that cannot start reaches its limit, whichever is first.
+  // Look again at the deadline, or when a pod reaches one of its limits, whichever is first.
   std::optional<Clock::Duration> next = deadlineIn;
-  if (workers.nextStartCheck && (!next || *workers.nextStartCheck < *next)) next = workers.nextStartCheck;
+  if (workers.nextCheck && (!next || *workers.nextCheck < *next)) next = workers.nextCheck;
   return Action{next};
+}
+
+std::vector<kube::ObjectPtr> IpuJobReconciler::overdueDeletions(
+    const JobPass& pass, const std::vector<kube::ObjectPtr>& pods) const {
+  std::vector<kube::ObjectPtr> overdue;
+  if (options_.podDeletionTimeout <= Clock::Duration::zero()) return overdue;
+  for (const kube::ObjectPtr& pod : pods) {
+    if (deletionOverdue(*pod, pass.now, options_.podDeletionTimeout)) overdue.push_back(pod);
+  }
+  return overdue;
 }
 
 Result<Action> IpuJobReconciler::beginRestart(JobPass& pass, const WorkerVerdict& verdict) {
@@ -439,6 +454,14 @@ Result<Action> IpuJobReconciler::restart(JobPass& pass, const std::vector<kube::
   if (!stalePods.empty()) {
     if (auto removed = workers_.remove(stalePods); !removed) return removed.error();
     failpoint("ipujob/after-restart-pods-deleted");
+    // Pods whose node stopped answering never go by themselves: their IPUs are reset first, so that they can
+    // no longer use them, and only then are they force-deleted.
+    const auto overdue = overdueDeletions(pass, stalePods);
+    if (!overdue.empty()) {
+      if (auto reset = partitions_.reset(pass); !reset) return reset.error();
+      if (auto forced = workers_.forceRemoveOverdue(pass, overdue, options_.podDeletionTimeout); !forced)
+        return forced.error();
+    }
     return Action::requeue(options_.podDeletionPoll);
   }
   if (auto reset = partitions_.reset(pass); !reset) return reset.error();

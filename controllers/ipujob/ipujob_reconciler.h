@@ -48,6 +48,9 @@ struct ReconcilerOptions {
   // A worker pod that cannot start (unschedulable, an image that cannot be pulled, a container that cannot be
   // created) fails this long after it was created; zero: never.
   Clock::Duration podStartTimeout = std::chrono::minutes(10);
+  // A pod still there this long after its deletion deadline is on a node that stopped answering: lost, and
+  // force-deleted once the IPUs it could reach are reset or released. Zero: never.
+  Clock::Duration podDeletionTimeout = std::chrono::minutes(2);
   // Something only another party can clear (a child's name or a partition id still held by an earlier job of
   // the same name): look again this often.
   Clock::Duration waitRetry = std::chrono::seconds(1);
@@ -112,6 +115,9 @@ class IpuJobReconciler final : public ctrl::Reconciler {
                             std::optional<Clock::Duration> deadlineIn);
   Result<Action> judge(JobPass& pass, const api::IpuJob& job, const WorkerObservation& workers,
                        std::optional<Clock::Duration> deadlineIn);
+  // The pods whose deletion is overdue by options_.podDeletionTimeout (their node stopped answering).
+  std::vector<kube::ObjectPtr> overdueDeletions(const JobPass& pass,
+                                                const std::vector<kube::ObjectPtr>& pods) const;
   // Records the decision to restart (restartCount, phase Restarting) once, conditionally.
   Result<Action> beginRestart(JobPass& pass, const WorkerVerdict& verdict);
   // A partition that was Active disappeared: the attempt is lost, and the restart policy decides.

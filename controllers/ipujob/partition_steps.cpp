@@ -227,7 +227,10 @@ Status PartitionSteps::reset(const JobPass& pass) {
                        "cannot reset partition " + partition.id + ": " +
                            unknownControllerMessage(partition.controller, controllers_.targets()));
     }
-    if (auto reset = target->api->resetPartition(partition.id); !reset) return reset.error();
+    auto reset = target->api->resetPartition(partition.id);
+    // Gone (lost, or not created yet): no pod can reach its IPUs, which is what a reset is for.
+    if (!reset && reset.error().code == ErrorCode::kNotFound) continue;
+    if (!reset) return reset.error();
     events_.record(
         kube::referenceTo(pass.object), kube::EventType::kNormal, "PartitionReset",
         "Reset V-IPU partition " + partition.id + " for restart " + std::to_string(pass.attempt()));

@@ -131,6 +131,11 @@ std::string podPhase(const Json& pod) {
   return stringMember(member(pod, "status"), "phase");
 }
 
+bool deletionOverdue(const Json& pod, Clock::WallTime now, Clock::Duration grace) {
+  const auto deadline = parseTime(stringMember(member(pod, "metadata"), "deletionTimestamp"));
+  return deadline && now >= *deadline + grace;
+}
+
 bool podFinished(const Json& pod) {
   const std::string phase = podPhase(pod);
   return phase == "Succeeded" || phase == "Failed";
@@ -150,30 +155,54 @@ WorkerPods splitByAttempt(const std::vector<kube::ObjectPtr>& pods, int attempt)
 
 namespace {
 
+void lookAgainIn(Clock::Duration left, WorkerObservation& observation) {
+  if (!observation.nextCheck || left < *observation.nextCheck) observation.nextCheck = left;
+}
+
+std::string seconds(Clock::Duration duration) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(duration).count()) + " s";
+}
+
 // A stuck pod past its limit fails (its outcome was still active); one within it says when to look again.
-void judgeStart(const Json& pod, const StartLimit& limit, WorkerObservation& observation) {
+void judgeStart(const Json& pod, const PodLimits& limits, WorkerObservation& observation) {
   WorkerOutcome& outcome = observation.outcomes.back();
-  if (outcome.state != WorkerOutcome::State::kActive) return;
+  if (outcome.state != WorkerOutcome::State::kActive || limits.startTimeout <= Clock::Duration::zero())
+    return;
   const auto reason = cannotStartReason(pod);
   if (!reason) return;
   const auto created = parseTime(stringMember(member(pod, "metadata"), "creationTimestamp"));
   if (!created) return;
-  const auto due = *created + limit.timeout;
-  if (limit.now >= due) {
+  const auto due = *created + limits.startTimeout;
+  if (limits.now >= due) {
     outcome.state = WorkerOutcome::State::kFailed;
-    outcome.detail = "could not start within " +
-                     std::to_string(std::chrono::duration_cast<std::chrono::seconds>(limit.timeout).count()) +
-                     " s: " + *reason;
+    outcome.detail = "could not start within " + seconds(limits.startTimeout) + ": " + *reason;
     return;
   }
-  const auto left = std::chrono::duration_cast<Clock::Duration>(due - limit.now);
-  if (!observation.nextStartCheck || left < *observation.nextStartCheck) observation.nextStartCheck = left;
+  lookAgainIn(std::chrono::duration_cast<Clock::Duration>(due - limits.now), observation);
+}
+
+// A pod whose deletion its node never confirms is lost once overdue; one within its grace says when to look
+// again.
+void judgeDeletion(const Json& pod, const PodLimits& limits, WorkerObservation& observation) {
+  WorkerOutcome& outcome = observation.outcomes.back();
+  if (outcome.state != WorkerOutcome::State::kActive || limits.deletionGrace <= Clock::Duration::zero())
+    return;
+  const auto deadline = parseTime(stringMember(member(pod, "metadata"), "deletionTimestamp"));
+  if (!deadline) return;
+  const auto due = *deadline + limits.deletionGrace;
+  if (limits.now >= due) {
+    outcome.state = WorkerOutcome::State::kLost;
+    outcome.detail = "still terminating " + seconds(limits.deletionGrace) +
+                     " after its deletion deadline: its node is not answering";
+    return;
+  }
+  lookAgainIn(std::chrono::duration_cast<Clock::Duration>(due - limits.now), observation);
 }
 
 }  // namespace
 
 WorkerObservation observeWorkers(const api::IpuJob& job, const WorkerPods& pods, bool allStarted,
-                                 std::optional<StartLimit> limit) {
+                                 std::optional<PodLimits> limits) {
   WorkerObservation observation;
   for (int k = 0; k < job.spec.workerCount(); ++k) {
     const std::string name = workerPodName(job.identity.name, k);
@@ -186,7 +215,10 @@ WorkerObservation observeWorkers(const api::IpuJob& job, const WorkerPods& pods,
       continue;
     }
     observation.outcomes.push_back(outcomeOf(name, *pod->second));
-    if (limit) judgeStart(*pod->second, *limit, observation);
+    if (limits) {
+      judgeStart(*pod->second, *limits, observation);
+      judgeDeletion(*pod->second, *limits, observation);
+    }
     const std::string phase = podPhase(*pod->second);
     if (phase == "Running") ++observation.running;
     if (phase == "Succeeded") ++observation.succeeded;

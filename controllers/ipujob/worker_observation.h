@@ -29,28 +29,39 @@ struct WorkerObservation {
   int running = 0;
   int succeeded = 0;
   int missing = 0;  // workers without a pod
-  // The soonest a pod that cannot start reaches its StartLimit (look again then); none stuck: nullopt.
-  std::optional<Clock::Duration> nextStartCheck;
+  // The soonest a pod that cannot start, or whose deletion is not confirmed, reaches its PodLimits (look
+  // again then); none: nullopt.
+  std::optional<Clock::Duration> nextCheck;
 
   bool allUp(int workers) const { return running + succeeded == workers; }
 };
 
-// A pod that cannot start — no node fits it (Unschedulable), its image cannot be pulled (ErrImagePull,
-// ImagePullBackOff, ErrImageNeverPull, InvalidImageName), its container cannot be created — fails once it
-// has been stuck for `timeout` since it was created, with its own reason: the job's IPUs are not held
-// forever by pods that will never run.
-struct StartLimit {
+// Bounds on pods that would otherwise hold a job's IPUs forever (zero: no bound).
+// `startTimeout`: a pod that cannot start — no node fits it (Unschedulable), its image cannot be pulled
+// (ErrImagePull, ImagePullBackOff, ErrImageNeverPull, InvalidImageName), its container cannot be created —
+// fails once it has been stuck that long since it was created, with its own reason.
+// `deletionGrace`: a pod still there that long after its deletion deadline (metadata.deletionTimestamp,
+// which already includes its termination grace period) is on a node that stopped answering (a dead kubelet
+// never confirms the deletion; the taint manager deletes pods of an unreachable node after their
+// tolerationSeconds, 300 by default): it is lost.
+struct PodLimits {
   Clock::WallTime now;
-  Clock::Duration timeout{};
+  Clock::Duration startTimeout{};
+  Clock::Duration deletionGrace{};
 };
+
+// Whether `pod`'s deletion is overdue: still there `grace` after its deletion deadline (see PodLimits).
+// Pure.
+bool deletionOverdue(const Json& pod, Clock::WallTime now, Clock::Duration grace);
 
 // Why a pod cannot start ("ErrImagePull: ..."), or nullopt when it is not stuck. Pure.
 std::optional<std::string> cannotStartReason(const Json& pod);
 
 // Pure. `allStarted`: every worker has run once (the job reached Running), so a missing pod was lost
-// (deleted, evicted) rather than not created yet. `limit`: when set, stuck pods fail after its timeout.
+// (deleted, evicted) rather than not created yet. `limits`: when set, pods that cannot start fail and pods
+// whose deletion is overdue are lost, each after its bound.
 WorkerObservation observeWorkers(const api::IpuJob& job, const WorkerPods& pods, bool allStarted,
-                                 std::optional<StartLimit> limit = std::nullopt);
+                                 std::optional<PodLimits> limits = std::nullopt);
 
 // The pods to delete once the job has ended: workers still running (they would hold nothing but a released
 // partition), then by cleanPodPolicy: All of them, or Workers = every one but <job>-worker-0 (its logs are

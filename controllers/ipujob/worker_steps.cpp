@@ -2,6 +2,7 @@
 
 #include "common/failpoint.h"
 #include "common/json_access.h"
+#include "common/time_format.h"
 #include "ipujob/child_ownership.h"
 #include "ipujob/runtime_injection.h"
 #include "tls/pki.h"
@@ -102,6 +103,37 @@ Status WorkerSteps::remove(const std::vector<kube::ObjectPtr>& pods) {
     }
   }
   return {};
+}
+
+Result<std::optional<Clock::Duration>> WorkerSteps::forceRemoveOverdue(
+    const JobPass& pass, const std::vector<kube::ObjectPtr>& pods, Clock::Duration grace) {
+  std::optional<Clock::Duration> next;
+  if (grace <= Clock::Duration::zero()) return next;
+  for (const kube::ObjectPtr& pod : pods) {
+    const Json& metadata = (*pod)["metadata"];
+    const auto deadline = parseTime(stringMember(metadata, "deletionTimestamp"));
+    if (!deadline) continue;
+    if (!deletionOverdue(*pod, pass.now, grace)) {
+      const auto left = std::chrono::duration_cast<Clock::Duration>(*deadline + grace - pass.now);
+      if (!next || left < *next) next = left;
+      continue;
+    }
+    kube::DeleteOptions options;
+    options.preconditionUid = stringMember(metadata, "uid");
+    options.gracePeriodSeconds = 0;
+    auto removed = client_.remove(kube::ResourceRef::pods(), stringMember(metadata, "namespace"),
+                                  stringMember(metadata, "name"), options);
+    if (!removed && removed.error().code != ErrorCode::kNotFound &&
+        removed.error().code != ErrorCode::kConflict) {
+      return removed.error();
+    }
+    events_.record(kube::referenceTo(pass.object), kube::EventType::kWarning, "WorkerPodForceDeleted",
+                   "Force-deleted worker pod " + stringMember(metadata, "name") +
+                       ": its node did not confirm its deletion within " +
+                       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(grace).count()) +
+                       " s of the deadline, and the IPUs it could reach were reset or released first");
+  }
+  return next;
 }
 
 }  // namespace ipu::controllers

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <vector>
 
 #include "api/ipujob.h"
@@ -32,6 +33,13 @@ class WorkerSteps {
                        const PartitionsState& partitions);
   // Deletes pods not already going, each only if it is still the pod read (uid precondition).
   Status remove(const std::vector<kube::ObjectPtr>& pods);
+  // Force-deletes (grace period 0) the pods whose deletion is overdue by `grace` (deletionOverdue): their
+  // node stopped answering, so nothing else ever confirms it. Call only once the IPUs those pods could reach
+  // were reset or released. Answers when the next of the pods being deleted becomes overdue (nullopt: none
+  // is waiting). A zero `grace` never force-deletes.
+  Result<std::optional<Clock::Duration>> forceRemoveOverdue(const JobPass& pass,
+                                                            const std::vector<kube::ObjectPtr>& pods,
+                                                            Clock::Duration grace);
 
   const WorkerPodOptions& options() const { return options_; }
 

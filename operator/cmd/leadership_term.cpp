@@ -58,6 +58,7 @@ controllers::ReconcilerOptions reconcilerOptions(const OperatorFlags& flags, Tel
   options.pods.runtime = {flags.runtimeImage, flags.runtimeImagePullPolicy};
   options.partitionIdPrefix = flags.partitionIdPrefix;
   options.podStartTimeout = std::chrono::seconds(flags.podStartTimeoutSeconds);
+  options.podDeletionTimeout = std::chrono::seconds(flags.podDeletionTimeoutSeconds);
   options.hooks.admitted = [&telemetry](double seconds) { telemetry.admitted(seconds); };
   options.hooks.running = [&telemetry](double seconds) { telemetry.running(seconds); };
   return options;

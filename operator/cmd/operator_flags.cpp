@@ -78,6 +78,11 @@ void defineFlags(cli::Flags& set, RawFlags& raw) {
                  "that cannot be created) fails this long after it was created, ending the attempt and, by "
                  "restartPolicy, the job, so its IPUs are not held by pods that never run; 0: never",
                  0, 86400 * 7, "SECONDS");
+  set.addInteger("pod-deletion-timeout-seconds", &f.podDeletionTimeoutSeconds,
+                 "a worker pod still there this long after its deletion deadline is on a node that stopped "
+                 "answering: it counts as lost (the job restarts by restartPolicy) and is force-deleted once "
+                 "the IPUs it could reach are reset or released; 0: never",
+                 0, 86400 * 7, "SECONDS");
   set.addBool("orphan-sweep-dry-run", &f.orphanSweepDryRun,
               "log the orphaned partitions the sweeps would remove, and remove none");
   set.addInteger("workers", &f.workers, "IPUJobs reconciled in parallel", 1, 64, "N");

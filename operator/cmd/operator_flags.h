@@ -31,6 +31,7 @@ struct OperatorFlags {
   std::string partitionIdPrefix = "k8s";
   int orphanSweepIntervalSeconds = 300;  // 0: at start-up only
   int podStartTimeoutSeconds = 600;      // 0: never
+  int podDeletionTimeoutSeconds = 120;   // 0: never
   bool orphanSweepDryRun = false;
   int workers = 2;
   double qps = 50;

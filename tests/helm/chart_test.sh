@@ -83,6 +83,12 @@ burst: 60
 workers: 4
 queueingStrategy: StrictFIFO
 missingQuota: deny
+pods:
+  startTimeoutSeconds: 0
+  deletionTimeoutSeconds: 90
+orphanSweep:
+  intervalSeconds: 60
+  dryRun: true
 vipuTls:
   enabled: true
   secretName: vipu-tls
@@ -243,7 +249,9 @@ if after("--metrics-bind-address") != [":8080"]: problems.append("--metrics-bind
 if after("--health-probe-bind-address") != [":8081"]: problems.append("--health-probe-bind-address %s" % after("--health-probe-bind-address"))
 if after("--runtime-image") != ["localhost/ipu-operator/ipu-runtime:0.1.0"]: problems.append("--runtime-image %s" % after("--runtime-image"))
 for flag in ("--qps", "--burst", "--workers", "--shm-size", "--partition-id-prefix", "--queueing-strategy", "--missing-quota",
-             "--vipu-tls", "--vipu-ca-cert", "--vipu-client-cert", "--vipu-client-key", "--vipu-tls-server-name"):
+             "--vipu-tls", "--vipu-ca-cert", "--vipu-client-cert", "--vipu-client-key", "--vipu-tls-server-name",
+             "--pod-start-timeout-seconds", "--pod-deletion-timeout-seconds", "--orphan-sweep-interval-seconds",
+             "--orphan-sweep-dry-run"):
     if flag in args: problems.append("%s is passed although its value is not set" % flag)
 if c["image"] != "localhost/ipu-operator/ipu-operator:0.1.0": problems.append("image %s" % c["image"])
 probes = (c.get("livenessProbe", {}).get("httpGet", {}), c.get("readinessProbe", {}).get("httpGet", {}))
@@ -303,10 +311,13 @@ expected = {"--vipu-controller": ["pod64-a=vipu-a.example.com:8090", "pod64-b=10
             "--burst": ["60"], "--workers": ["4"], "--queueing-strategy": ["StrictFIFO"], "--missing-quota": ["deny"],
             "--runtime-image": ["registry.example.com/ipu-runtime:1.2.3"], "--runtime-image-pull-policy": ["Always"],
             "--vipu-ca-cert": ["/etc/ipu-operator/vipu-tls/ca.crt"], "--vipu-client-cert": ["/etc/ipu-operator/vipu-tls/tls.crt"],
-            "--vipu-client-key": ["/etc/ipu-operator/vipu-tls/tls.key"], "--vipu-tls-server-name": ["vipu.example.com"]}
+            "--vipu-client-key": ["/etc/ipu-operator/vipu-tls/tls.key"], "--vipu-tls-server-name": ["vipu.example.com"],
+            "--pod-start-timeout-seconds": ["0"], "--pod-deletion-timeout-seconds": ["90"],
+            "--orphan-sweep-interval-seconds": ["60"]}
 for flag, values in expected.items():
     if after(flag) != values: problems.append("%s: %s, expected %s" % (flag, after(flag), values))
 if "--vipu-tls" not in args: problems.append("no --vipu-tls")
+if "--orphan-sweep-dry-run" not in args: problems.append("no --orphan-sweep-dry-run")
 spec = named("Deployment", "chart-test-ipu-operator")[0]["spec"]["template"]["spec"]
 mounts = {m["mountPath"]: m for m in spec["containers"][0]["volumeMounts"]}
 volumes = {v["name"]: v for v in spec["volumes"]}

@@ -92,5 +92,48 @@ TEST_F(TerminalErrorTest, PodsThatCannotStartEndTheJobAfterTheStartTimeout) {
   EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 30s)) << "the job kept its partition";
 }
 
+// A node that stops answering never confirms the deletion of its pods (the taint manager deletes them after
+// their tolerationSeconds; kwok plays the dead kubelet for pods annotated simulate-unresponsive-node): after
+// --pod-deletion-timeout-seconds the worker is lost, the partition is reset, the pod force-deleted, and the
+// job restarts by its policy.
+TEST_F(TerminalErrorTest, APodWhoseNodeStopsAnsweringIsLostAndForceDeletedAfterAReset) {
+  startOperator({"--pod-deletion-timeout-seconds", "3"});
+  const std::string job = createJob(manifestWith(kFourIpuManifest,
+                                                 "ipu-operator.dev/simulate-unresponsive-node: \"true\", "
+                                                 "ipu-operator.dev/simulate-exit-code: \"0\", "
+                                                 "ipu-operator.dev/simulate-run-duration: \"8s\"",
+                                                 "  restartPolicy: {type: OnFailure, backOffLimit: 1}\n"));
+  ASSERT_TRUE(reachesPhase(job, "Running", 60s));
+  const std::string pod = job + "-worker-0";
+  ASSERT_TRUE(kubectl({"delete", "pod", pod, "--grace-period=1", "--wait=false"}).ok());
+  ASSERT_TRUE(eventually(
+      [&] { return !podsOf(job).empty() && podsOf(job)[0]["metadata"].contains("deletionTimestamp"); }, 10s));
+
+  ASSERT_TRUE(reachesPhase(job, "Succeeded", 90s));
+  EXPECT_EQ(jobStatus(job).value("restartCount", 0), 1) << jobStatus(job).dump();
+  const auto listed =
+      kubectl({"get", "events", "--field-selector", "involvedObject.name=" + job, "-o", "json"});
+  ASSERT_TRUE(listed.ok()) << listed.describe();
+  std::string lostMessage;
+  bool forced = false;
+  bool reset = false;
+  const Json events = Json::parse(listed.out);
+  for (const Json& event : events["items"]) {
+    const std::string reason = event.value("reason", "");
+    if (reason == "Restarting") lostMessage = event.value("message", "");
+    forced = forced || reason == "WorkerPodForceDeleted";
+    reset = reset || reason == "PartitionReset";
+  }
+  EXPECT_NE(lostMessage.find("was lost (still terminating 3 s after its deletion deadline: its node is not "
+                             "answering)"),
+            std::string::npos)
+      << lostMessage;
+  EXPECT_TRUE(forced);
+  EXPECT_TRUE(reset);
+  EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 30s));
+  // The new attempt's pod carries the annotation too: nothing but a forced deletion removes it.
+  kubectl({"delete", "pods", "--all", "--force", "--grace-period=0"});
+}
+
 }  // namespace
 }  // namespace ipu::testing

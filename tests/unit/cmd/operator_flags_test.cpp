@@ -239,6 +239,7 @@ TEST(OperatorUsageTest, NamesEveryFlagWithItsDefaultAndEnvironmentVariable) {
       {"orphan-sweep-interval-seconds", "(default 300)"},
       {"orphan-sweep-dry-run", "(default false)"},
       {"pod-start-timeout-seconds", "(default 600)"},
+      {"pod-deletion-timeout-seconds", "(default 120)"},
       {"vipu-ca-cert", "only it is trusted"},
       {"vipu-client-cert", "with --vipu-client-key"},
       {"vipu-client-key", "--vipu-client-cert"},

@@ -113,7 +113,8 @@ class ReconcilerTest : public ::testing::Test {
   std::string phase() const { return job_["status"].value("phase", ""); }
 
   // The worker pod as the API server would hold it once created from the played POST body, in `phase`.
-  void addWorkerPod(int index, const std::string& podPhase, Json containerStatuses = nullptr) {
+  void addWorkerPod(int index, const std::string& podPhase, Json containerStatuses = nullptr,
+                    Json metadata = nullptr) {
     const auto played = transport_->played();
     Json pod;
     for (const auto& step : played) {
@@ -127,6 +128,7 @@ class ReconcilerTest : public ::testing::Test {
     pod["metadata"]["uid"] = "pod-uid-" + std::to_string(++podUids_);
     pod["status"] = {{"phase", podPhase}};
     if (!containerStatuses.is_null()) pod["status"]["containerStatuses"] = containerStatuses;
+    if (!metadata.is_null()) pod["metadata"].merge_patch(metadata);
     pods_.apply({kube::WatcherEvent::Kind::kApply, pod});
   }
   void removeWorkerPod(int index) {
@@ -422,6 +424,32 @@ TEST_F(ReconcilerTest, APartitionLostUnderANeverJobFailsIt) {
   pass();
   EXPECT_EQ(phase(), "Failed");
   EXPECT_EQ(job_["status"]["conditions"][2]["reason"], "PartitionLost");
+}
+
+TEST_F(ReconcilerTest, APodOnANodeThatStoppedAnsweringIsLostThenForceDeletedAfterAReset) {
+  runToRunning(R"({"restartPolicy": {"type": "OnFailure", "backOffLimit": 1}})");
+  // Deleted (the taint manager evicts pods of an unreachable node), but its kubelet never confirms it.
+  const Json deleting = {{"deletionTimestamp", formatTime(clock_.wallNow())}};
+  addWorkerPod(0, "Running", nullptr, deleting);
+  EXPECT_EQ(pass(), Action::requeue(120s)) << "looks again once the deletion is overdue";
+  EXPECT_EQ(phase(), "Running");
+  clock_.advance(120s);
+  addWorkerPod(0, "Running", nullptr, deleting);  // same pod, now overdue (the uid changes: a new read)
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::requeueNow());
+  EXPECT_EQ(phase(), "Restarting");
+  EXPECT_NE(job_["status"].value("lastMessage", "").find("its node is not answering"), std::string::npos)
+      << job_["status"].dump();
+
+  // The partition is reset before the pod is forgotten, then the pod is force-deleted.
+  const std::size_t before = events_.reasons.size();
+  transport_->expect("DELETE", kPodsPath + "/bert-worker-0", 200, "{}");
+  EXPECT_EQ(pass(), Action::requeue(500ms));
+  EXPECT_EQ(Json::parse(transport_->played().back().seen.body)["gracePeriodSeconds"], 0);
+  ASSERT_EQ(events_.reasons.size(), before + 2);
+  EXPECT_EQ(events_.reasons[before], "PartitionReset");
+  EXPECT_EQ(events_.reasons[before + 1], "Warning WorkerPodForceDeleted");
+  EXPECT_EQ(vipu_->getPartitionStatus(kPartition)->operationState, vipu::OperationState::kResetting);
 }
 
 TEST_F(ReconcilerTest, SuspendingARunningJobRemovesItsPodsAndPartition) {

@@ -154,16 +154,44 @@ TEST(WorkerObservation, APodThatCannotStartFailsAfterItsLimitWithItsOwnReason) {
   pods.current.emplace("bert-worker-0", podWithStatus("2026-01-01T00:00:00Z", pulling));
   const auto created = *parseTime("2026-01-01T00:00:00Z");
   const auto early = observeWorkers(
-      job, pods, false, StartLimit{created + std::chrono::seconds(100), std::chrono::seconds(300)});
+      job, pods, false, PodLimits{created + std::chrono::seconds(100), std::chrono::seconds(300)});
   EXPECT_EQ(early.outcomes.at(0).state, WorkerOutcome::State::kActive);
-  EXPECT_EQ(early.nextStartCheck, std::optional<Clock::Duration>(std::chrono::seconds(200)));
+  EXPECT_EQ(early.nextCheck, std::optional<Clock::Duration>(std::chrono::seconds(200)));
   const auto due = observeWorkers(job, pods, false,
-                                  StartLimit{created + std::chrono::seconds(300), std::chrono::seconds(300)});
+                                  PodLimits{created + std::chrono::seconds(300), std::chrono::seconds(300)});
   EXPECT_EQ(due.outcomes.at(0).state, WorkerOutcome::State::kFailed);
   EXPECT_EQ(due.outcomes.at(0).detail,
             "could not start within 300 s: ErrImagePull: pull access denied (container main)");
   EXPECT_EQ(observeWorkers(job, pods, false).outcomes.at(0).state, WorkerOutcome::State::kActive)
       << "without a limit a stuck pod waits";
+}
+
+TEST(WorkerObservation, APodWhoseDeletionItsNodeNeverConfirmsIsLostAfterTheGrace) {
+  api::IpuJob job = twoWorkers();
+  job.spec.jobInstances = 1;
+  Json stuck = *podWithStatus("2026-01-01T00:00:00Z", {{"phase", "Running"}});
+  stuck["metadata"]["deletionTimestamp"] = "2026-01-01T01:00:00Z";  // the deadline, grace period included
+  WorkerPods pods;
+  pods.current.emplace("bert-worker-0", std::make_shared<const Json>(stuck));
+  const auto deadline = *parseTime("2026-01-01T01:00:00Z");
+  const auto limits = [&](int secondsPast) {
+    return PodLimits{deadline + std::chrono::seconds(secondsPast), {}, std::chrono::seconds(120)};
+  };
+  const auto early = observeWorkers(job, pods, true, limits(20));
+  EXPECT_EQ(early.outcomes.at(0).state, WorkerOutcome::State::kActive);
+  EXPECT_EQ(early.nextCheck, std::optional<Clock::Duration>(std::chrono::seconds(100)));
+  const auto overdue = observeWorkers(job, pods, true, limits(120));
+  EXPECT_EQ(overdue.outcomes.at(0).state, WorkerOutcome::State::kLost);
+  EXPECT_EQ(overdue.outcomes.at(0).detail,
+            "still terminating 120 s after its deletion deadline: its node is not answering");
+  EXPECT_TRUE(deletionOverdue(stuck, deadline + std::chrono::seconds(120), std::chrono::seconds(120)));
+  EXPECT_FALSE(deletionOverdue(stuck, deadline + std::chrono::seconds(119), std::chrono::seconds(120)));
+  EXPECT_FALSE(deletionOverdue(*podWithStatus("2026-01-01T00:00:00Z", {{"phase", "Running"}}),
+                               deadline + std::chrono::hours(9), std::chrono::seconds(120)))
+      << "a pod nobody deletes is never overdue";
+  PodLimits unbounded = limits(9999);
+  unbounded.deletionGrace = {};
+  EXPECT_EQ(observeWorkers(job, pods, true, unbounded).outcomes.at(0).state, WorkerOutcome::State::kActive);
 }
 
 TEST(WorkerObservation, CleanPodPolicyDecidesWhatGoesAtTheEnd) {
