@@ -52,7 +52,7 @@ IpuJobReconciler::IpuJobReconciler(kube::RestClient& client, const kube::Store& 
       events_(events),
       clock_(clock),
       options_(std::move(options)),
-      partitions_(inventory, admitter, events, options_.partitionIdPrefix),
+      partitions_(inventory, admitter, events, options_.partitionIdPrefix, options_.legacyPartitionIdPrefix),
       workers_(client, events, options_.pods),
       finalizer_(client, ipuJobResource(), kCleanupFinalizer) {}
 

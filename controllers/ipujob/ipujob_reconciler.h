@@ -41,6 +41,9 @@ struct ReconcilerHooks {
 struct ReconcilerOptions {
   WorkerPodOptions pods;
   std::string partitionIdPrefix = "k8s";
+  // Ids derived under it for a job's own identity are still the job's (admitted under a former default);
+  // never used for new partitions, never swept. Empty: none.
+  std::string legacyPartitionIdPrefix;
   // Waiting jobs are woken when capacity changes; this re-check catches capacity freed outside the operator.
   Clock::Duration queuedRetry = std::chrono::seconds(15);
   Clock::Duration activationPoll = std::chrono::milliseconds(500);   // poll a PS_PENDING partition

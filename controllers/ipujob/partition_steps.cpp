@@ -37,10 +37,14 @@ std::string describeIpus(const vipu::Topology& topology, const vipu::IpuBlock& b
 }
 
 bool PartitionSteps::derivedForJob(const JobPass& pass, const api::PartitionRecord& record) const {
+  if (record.instance < 0) return false;
   const Json& metadata = member(pass.object, "metadata");
-  return record.instance >= 0 && record.id == partitionIdFor(prefix_, stringMember(metadata, "namespace"),
-                                                             stringMember(metadata, "name"),
-                                                             static_cast<std::uint32_t>(record.instance));
+  const auto derived = [&](const std::string& prefix) {
+    return record.id == partitionIdFor(prefix, stringMember(metadata, "namespace"),
+                                       stringMember(metadata, "name"),
+                                       static_cast<std::uint32_t>(record.instance));
+  };
+  return derived(prefix_) || (!legacyPrefix_.empty() && derived(legacyPrefix_));
 }
 
 void PartitionSteps::abandon(const JobPass& pass, api::PartitionRecord& partition, const std::string& reason,

@@ -40,13 +40,16 @@ class PartitionSteps {
   // `prefix`: this installation's partition id prefix; the operator acts only on ids partitionIdFor derives
   // from it and the job's own identity, never on an id merely read back from status (which others can
   // write), so an edited status cannot make it remove or adopt a partition that is not the job's.
+  // `legacyPrefix` (may be empty): ids derived under it for the job's identity are the job's too (jobs
+  // admitted under a former default prefix keep their partitions).
   PartitionSteps(VipuInventory& inventory, Admitter& admitter, kube::EventRecorder& events,
-                 std::string prefix)
+                 std::string prefix, std::string legacyPrefix = "")
       : controllers_(inventory.controllers()),
         inventory_(inventory),
         admitter_(admitter),
         events_(events),
-        prefix_(std::move(prefix)) {}
+        prefix_(std::move(prefix)),
+        legacyPrefix_(std::move(legacyPrefix)) {}
 
   // Creates the recorded partitions V-IPU lacks (where the admission in flight planned them, or planned
   // again after a restart of the operator) and reports whether all are active. FailedPrecondition when the
@@ -84,6 +87,7 @@ class PartitionSteps {
   Admitter& admitter_;
   kube::EventRecorder& events_;
   std::string prefix_;
+  std::string legacyPrefix_;
 };
 
 // "ild0:0-3": where a partition's IPUs are, for people reading status.

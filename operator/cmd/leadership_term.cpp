@@ -52,11 +52,13 @@ ctrl::ManagerOptions managerOptions(const OperatorFlags& flags, const std::strin
   return options;
 }
 
-controllers::ReconcilerOptions reconcilerOptions(const OperatorFlags& flags, Telemetry& telemetry) {
+controllers::ReconcilerOptions reconcilerOptions(const OperatorFlags& flags,
+                                                 const PartitionPrefixes& prefixes, Telemetry& telemetry) {
   controllers::ReconcilerOptions options;
   options.pods.shmSizeLimit = flags.shmSize;
   options.pods.runtime = {flags.runtimeImage, flags.runtimeImagePullPolicy};
-  options.partitionIdPrefix = flags.partitionIdPrefix;
+  options.partitionIdPrefix = prefixes.current;
+  options.legacyPartitionIdPrefix = prefixes.legacy;
   options.podStartTimeout = std::chrono::seconds(flags.podStartTimeoutSeconds);
   options.podDeletionTimeout = std::chrono::seconds(flags.podDeletionTimeoutSeconds);
   options.hooks.admitted = [&telemetry](double seconds) { telemetry.admitted(seconds); };
@@ -66,8 +68,9 @@ controllers::ReconcilerOptions reconcilerOptions(const OperatorFlags& flags, Tel
 
 }  // namespace
 
-Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const std::string& identity,
-                                  kube::RestClient& client, Telemetry& telemetry, std::stop_token stop) {
+Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const PartitionPrefixes& prefixes,
+                                  const std::string& identity, kube::RestClient& client, Telemetry& telemetry,
+                                  std::stop_token stop) {
   std::stop_source fence;
   std::stop_callback stopping(stop, [&fence] { fence.request_stop(); });
   auto vipu = connectVipu(flags, fence.get_token());
@@ -85,7 +88,7 @@ Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const std::string&
   kube::KubeEventRecorder events(client);
   auto ipuJobs = controllers::IpuJobController::setup(
       manager, vipuControllers, events,
-      {.reconciler = reconcilerOptions(flags, telemetry),
+      {.reconciler = reconcilerOptions(flags, prefixes, telemetry),
        .queueingStrategy = flags.queueingStrategy,
        .missingQuota = flags.missingQuota,
        .workers = flags.workers,

@@ -3,6 +3,7 @@
 #include <stop_token>
 
 #include "cmd/operator_flags.h"
+#include "cmd/partition_prefix.h"
 #include "cmd/telemetry.h"
 #include "common/result.h"
 #include "kube/rest_client.h"
@@ -28,7 +29,9 @@ enum class TermEnd {
 // predecessor's, whose work has ended) renews it at once instead of waiting for it to expire.
 //
 // Fails when the term cannot start (a V-IPU client that cannot be made) or a cache never syncs.
-Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const std::string& identity,
-                                  kube::RestClient& client, Telemetry& telemetry, std::stop_token stop);
+// `prefixes`: resolved once per process (resolvePartitionPrefixes), the same in every term.
+Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const PartitionPrefixes& prefixes,
+                                  const std::string& identity, kube::RestClient& client, Telemetry& telemetry,
+                                  std::stop_token stop);
 
 }  // namespace ipu::cmd

@@ -11,6 +11,7 @@
 #include "cmd/installed_crds.h"
 #include "cmd/leadership_term.h"
 #include "cmd/operator_flags.h"
+#include "cmd/partition_prefix.h"
 #include "cmd/telemetry.h"
 #include "common/log.h"
 #include "kube/cluster_config.h"
@@ -85,9 +86,14 @@ int main(int argc, char** argv) {
              {"vipuTls", flags->vipuTls ? "true" : "false"}});
   // Leadership lost (an API server away for longer than the renew deadline, a Lease taken over) ends a term;
   // the process campaigns again with nothing of the old term left, instead of exiting.
+  auto prefixes = cmd::resolvePartitionPrefixes(flags->partitionIdPrefix, client, stop.get_token());
+  if (!prefixes) {
+    if (prefixes.error().code == ErrorCode::kCancelled) return 0;
+    return fail(prefixes.error().message);
+  }
   const std::string identity = kube::defaultIdentity();
   for (int term = 1;; ++term) {
-    auto ended = cmd::runLeadershipTerm(*flags, identity, client, telemetry, stop.get_token());
+    auto ended = cmd::runLeadershipTerm(*flags, *prefixes, identity, client, telemetry, stop.get_token());
     if (!ended) return fail(ended.error().message);
     if (*ended == cmd::TermEnd::kStopped) return 0;
     log::warning("leadership lost; campaigning again", {{"term", std::to_string(term + 1)}});

@@ -66,8 +66,9 @@ void defineFlags(cli::Flags& set, RawFlags& raw) {
       "POLICY");
   set.addString(
       "partition-id-prefix", &f.partitionIdPrefix,
-      "starts the id of every V-IPU partition this operator makes; give each cluster sharing a V-IPU "
-      "controller its own",
+      "starts the id of every V-IPU partition this operator makes (default: k8s- and the first 8 hex digits "
+      "of the kube-system namespace's uid, which differ from cluster to cluster; jobs admitted under the "
+      "former shared default k8s keep their partitions)",
       "PREFIX");
   set.addInteger("orphan-sweep-interval-seconds", &f.orphanSweepIntervalSeconds,
                  "how often partitions with this prefix that no IPUJob holds are removed after the start-up "
@@ -199,7 +200,8 @@ Status checkValues(RawFlags& raw, const std::vector<std::string>& controllers) {
     return makeError(ErrorCode::kInvalidArgument,
                      "--shm-size: \"" + flags.shmSize + "\" must be more than zero (like 10Gi)");
   }
-  if (auto valid = controllers::validatePartitionIdPrefix(flags.partitionIdPrefix); !valid) {
+  if (auto valid = controllers::validatePartitionIdPrefix(flags.partitionIdPrefix);
+      !flags.partitionIdPrefix.empty() && !valid) {
     return makeError(ErrorCode::kInvalidArgument, "--partition-id-prefix: " + valid.error().message);
   }
   for (const auto& [flag, text, address] :

@@ -28,7 +28,7 @@ struct OperatorFlags {
   std::optional<vipu::TlsOptions> vipuTls;
   controllers::QueueingStrategy queueingStrategy = controllers::QueueingStrategy::kBestEffortFifo;
   controllers::MissingQuotaPolicy missingQuota = controllers::MissingQuotaPolicy::kUnlimited;
-  std::string partitionIdPrefix = "k8s";
+  std::string partitionIdPrefix;         // "": derived from the cluster (cmd/partition_prefix.h)
   int orphanSweepIntervalSeconds = 300;  // 0: at start-up only
   int podStartTimeoutSeconds = 600;      // 0: never
   int podDeletionTimeoutSeconds = 120;   // 0: never

@@ -16,7 +16,9 @@
 #include <nlohmann/json.hpp>
 #include <signal.h>
 
+#include "cmd/partition_prefix.h"
 #include "eventually.h"
+#include "ipujob/orphan_partitions.h"
 #include "sim_process.h"
 #include "subprocess.h"
 #include "test_cluster.h"
@@ -242,6 +244,15 @@ class OperatorTest : public ClusterTest {
   Json jobStatus(const std::string& job) const {
     const Json object = getJson("ipujob", job);
     return object.is_object() ? object.value("status", Json::object()) : Json::object();
+  }
+
+  // The partition id an operator without --partition-id-prefix derives for `instance` of job `name` in the
+  // test's namespace: its prefix comes from this cluster's kube-system namespace uid.
+  std::string defaultPartitionId(const std::string& name, std::uint32_t instance = 0) const {
+    const Json kubeSystem =
+        Json::parse(cluster().kubectl({"get", "namespace", "kube-system", "-o", "json"}).out);
+    const std::string prefix = cmd::prefixForClusterUid(kubeSystem["metadata"].value("uid", ""));
+    return controllers::partitionIdFor(prefix, ns(), name, instance);
   }
 
   std::optional<vipu::Partition> partition(const std::string& id) {

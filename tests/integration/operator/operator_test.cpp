@@ -110,9 +110,8 @@ TEST_F(OperatorTest, StartUpRemovesPartitionsNoJobHolds) {
       },
       30s));
   ASSERT_EQ(operator_->stop(), 0);
-  // As the operator derives it with its default prefix "k8s" (kept within the 63-character limit).
-  const std::string orphan =
-      "k8s_" + vipu::derivePartitionId(ns(), "gone", 0, vipu::kMaxPartitionIdLength - 4);
+  // As the operator derives it with its default prefix, this cluster's (kept within the 63-character limit).
+  const std::string orphan = defaultPartitionId("gone");
   vipu::PartitionRequest request;
   request.id = orphan;
   request.size = 2;
@@ -127,12 +126,19 @@ TEST_F(OperatorTest, StartUpRemovesPartitionsNoJobHolds) {
   otherCluster.id = "lab_" + vipu::derivePartitionId(ns(), "gone", 0, vipu::kMaxPartitionIdLength - 4);
   otherCluster.size = 1;
   ASSERT_TRUE(vipu_->createPartition(otherCluster).ok());
+  // Another cluster still on a version whose default prefix was the shared "k8s".
+  vipu::PartitionRequest legacy;
+  legacy.id = controllers::partitionIdFor("k8s", ns(), "gone", 0);
+  legacy.size = 1;
+  ASSERT_TRUE(vipu_->createPartition(legacy).ok());
 
   startOperator();
   EXPECT_TRUE(eventually([&] { return !partition(orphan).has_value(); }, 60s))
       << "orphan " << orphan << " kept";
   EXPECT_TRUE(partition("someone-elses").has_value()) << "a partition the operator did not name was removed";
   EXPECT_TRUE(partition(otherCluster.id).has_value()) << "another installation's partition was removed";
+  EXPECT_TRUE(partition(legacy.id).has_value())
+      << "a partition under the former shared default prefix was swept: it may be another cluster's";
 }
 
 TEST_F(OperatorTest, AKilledOperatorsSuccessorConvergesWithoutDuplicates) {

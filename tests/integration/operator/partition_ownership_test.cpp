@@ -37,7 +37,7 @@ TEST_F(PartitionOwnershipTest, AStatusNamingAnotherInstallationsPartitionNeverGe
 TEST_F(PartitionOwnershipTest, APartitionLeftUnderTheJobsIdWithAnotherShapeIsNeverAdopted) {
   // An earlier job named "reused" was force-deleted (its finalizer removed by hand): its 8-IPU partition
   // stayed under the id the new job derives.
-  const std::string id = "k8s_" + vipu::derivePartitionId(ns(), "reused", 0, vipu::kMaxPartitionIdLength - 4);
+  const std::string id = defaultPartitionId("reused");
   // After the start-up sweep, which would rightly remove it as an orphan before any job names it.
   ASSERT_TRUE(eventually(
       [&] { return operator_->stderrText().find("controller started") != std::string::npos; }, 60s));
@@ -67,9 +67,7 @@ class OrphanSweepTest : public OperatorTest {
         [&] { return operator_->stderrText().find("controller started") != std::string::npos; }, 60s));
   }
 
-  std::string strayId() const {
-    return "k8s_" + vipu::derivePartitionId(ns(), "stray", 0, vipu::kMaxPartitionIdLength - 4);
-  }
+  std::string strayId() const { return defaultPartitionId("stray"); }
 };
 
 // A partition with this installation's prefix that no job holds appears while the operator runs (a job

@@ -1,7 +1,8 @@
 // An upgrade with jobs running: the operator as the previous release built it
 // (tools/build-previous-operator.sh, from this repository's history) admits and starts jobs, then stops; the
 // current operator adopts them as they are, with nothing re-created, and finishes them: a job that completes,
-// and a running job deleted by its user.
+// and a running job deleted by its user. Their partitions carry the former shared default prefix "k8s"; this
+// version's default is the cluster's own, and it still acts on theirs.
 #include <filesystem>
 
 #include "operator_fixture.h"
@@ -40,6 +41,7 @@ TEST_F(UpgradeTest, JobsStartedByThePreviousVersionFinishUnderThisOne) {
   ASSERT_FALSE(finishingPod.empty());
   ASSERT_FALSE(runningPod.empty());
   ASSERT_TRUE(partition(finishingPartition).has_value());
+  ASSERT_TRUE(finishingPartition.starts_with("k8s_")) << "the previous version's shared default prefix";
 
   operatorBinary_ = IPU_OPERATOR_BINARY;
   startOperator();  // stops the previous version (SIGTERM) and starts this one
@@ -55,6 +57,13 @@ TEST_F(UpgradeTest, JobsStartedByThePreviousVersionFinishUnderThisOne) {
   EXPECT_EQ(partitions().size(), 1u) << "one partition, the running job's: nothing duplicated";
   ASSERT_TRUE(kubectl({"delete", "ipujob", running, "--timeout", "60s"}).ok());
   EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 30s));
+
+  // New jobs get this cluster's own prefix (derived from its kube-system namespace's uid).
+  const std::string next = createJob(manifestExitingWith(0, "", "1s"));
+  ASSERT_TRUE(reachesPhase(next, "Succeeded", 90s));
+  const std::string ours = defaultPartitionId("x");
+  EXPECT_EQ(jobStatus(next)["partitions"][0].value("id", "").substr(0, ours.find('_') + 1),
+            ours.substr(0, ours.find('_') + 1));
   const std::string log = operator_->stderrText();  // this version's
   EXPECT_EQ(log.find("\"level\":\"error\""), std::string::npos) << log;
 }

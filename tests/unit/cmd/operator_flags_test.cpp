@@ -40,7 +40,7 @@ TEST(ParseOperatorFlagsTest, DefaultsMatchTheDocumentedOnes) {
   EXPECT_EQ(flags->vipuControllers[0].port, 8090);
   EXPECT_STREQ(controllers::queueingStrategyName(flags->queueingStrategy), "BestEffortFIFO");
   EXPECT_STREQ(controllers::missingQuotaPolicyName(flags->missingQuota), "unlimited");
-  EXPECT_EQ(flags->partitionIdPrefix, "k8s");
+  EXPECT_EQ(flags->partitionIdPrefix, "") << "derived from the cluster at start-up";
   EXPECT_EQ(flags->metricsBindAddress.toString(), ":8080");
   EXPECT_EQ(flags->healthProbeBindAddress.toString(), ":8081");
 }
@@ -137,7 +137,6 @@ TEST(ParseOperatorFlagsTest, RefusesMissingControllerUnknownFlagsAndBadValues) {
       {"--vipu-controller", "a=h:1", "--queueing-strategy", "fifo"},
       {"--vipu-controller", "a=h:1", "--missing-quota", "allow"},
       {"--vipu-controller", "a=h:1", "--partition-id-prefix", "Has_Underscore"},
-      {"--vipu-controller", "a=h:1", "--partition-id-prefix", ""},
       {"--vipu-controller", "a=h:1", "--metrics-bind-address", "8080"},
       {"--vipu-controller", "a=h:1", "--health-probe-bind-address", "host:99999"},
       {"--vipu-controller", "a=h:1", "--runtime-image-pull-policy", "Sometimes"},
@@ -223,7 +222,7 @@ TEST(OperatorUsageTest, NamesEveryFlagWithItsDefaultAndEnvironmentVariable) {
       {"vipu-controller", "at least one is required"},
       {"queueing-strategy", "(default \"BestEffortFIFO\")"},
       {"missing-quota", "(default \"unlimited\")"},
-      {"partition-id-prefix", "(default \"k8s\")"},
+      {"partition-id-prefix", "(default: k8s- and the first 8 hex digits of the kube-system namespace's uid"},
       {"workers", "(default 2)"},
       {"qps", "(default 50.0)"},
       {"burst", "(default 100)"},

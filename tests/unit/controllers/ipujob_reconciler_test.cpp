@@ -76,10 +76,14 @@ class ReconcilerTest : public ::testing::Test {
     }
   }
 
-  // The reconciler, injecting ipu-runtime from `runtimeImage` (empty: not injected).
-  void makeReconciler(const std::string& runtimeImage) {
+  // The reconciler, injecting ipu-runtime from `runtimeImage` (empty: not injected), with partition id
+  // prefixes `prefix` and `legacyPrefix`.
+  void makeReconciler(const std::string& runtimeImage, const std::string& prefix = "k8s",
+                      const std::string& legacyPrefix = "") {
     ReconcilerOptions options;
     options.pods.runtime.image = runtimeImage;
+    options.partitionIdPrefix = prefix;
+    options.legacyPartitionIdPrefix = legacyPrefix;
     options.hooks.admitted = [this](double) { ++admittedHooks_; };
     options.hooks.running = [this](double) { ++runningHooks_; };
     reconciler_ =
@@ -450,6 +454,32 @@ TEST_F(ReconcilerTest, APodOnANodeThatStoppedAnsweringIsLostThenForceDeletedAfte
   EXPECT_EQ(events_.reasons[before], "PartitionReset");
   EXPECT_EQ(events_.reasons[before + 1], "Warning WorkerPodForceDeleted");
   EXPECT_EQ(vipu_->getPartitionStatus(kPartition)->operationState, vipu::OperationState::kResetting);
+}
+
+TEST_F(ReconcilerTest, AJobAdmittedUnderTheFormerDefaultPrefixKeepsItsPartitionAfterAnUpgrade) {
+  runToRunning();  // admitted as k8s_ml_bert_0 by a version whose default prefix was the shared "k8s"
+  makeReconciler("", "k8s-0a1b2c3d", "k8s");
+  addWorkerPod(0, "Succeeded");
+  expectStatusPatch();
+  pass();
+  EXPECT_EQ(phase(), "Succeeded");
+  expectStatusPatch();  // released
+  pass();
+  EXPECT_FALSE(partition(kPartition)) << "removed by its job: still the job's under the legacy prefix";
+  EXPECT_EQ(job_["status"]["partitions"][0]["state"], "Released");
+}
+
+TEST_F(ReconcilerTest, WithoutTheLegacyPrefixAnIdOfAnotherPrefixIsNotTheJobs) {
+  runToRunning();
+  addWorkerPod(0, "Succeeded");  // nothing left to stop: the end removes no pod
+  makeReconciler("", "k8s-0a1b2c3d");
+  expectStatusPatch();
+  pass();
+  EXPECT_EQ(phase(), "Failed");
+  EXPECT_EQ(job_["status"]["conditions"][2]["reason"], "PartitionNotOwned");
+  expectStatusPatch();
+  pass();
+  EXPECT_TRUE(partition(kPartition)) << "never removed: not derived under this installation's prefix";
 }
 
 TEST_F(ReconcilerTest, SuspendingARunningJobRemovesItsPodsAndPartition) {
