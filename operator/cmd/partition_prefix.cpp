@@ -32,7 +32,7 @@ Result<PartitionPrefixes> resolvePartitionPrefixes(const std::string& flagValue,
                          "the kube-system namespace has no usable uid (\"" + uid +
                              "\") to derive the partition id prefix from: set --partition-id-prefix");
       }
-      PartitionPrefixes prefixes{prefixForClusterUid(uid), ""};
+      PartitionPrefixes prefixes{prefixForClusterUid(uid), kLegacyPartitionIdPrefix};
       log::info("partition id prefix derived from the kube-system namespace's uid",
                 {{"prefix", prefixes.current}, {"legacyPrefix", prefixes.legacy}});
       return prefixes;
