@@ -52,11 +52,19 @@ IpuJobReconciler::IpuJobReconciler(kube::RestClient& client, const kube::Store& 
       events_(events),
       clock_(clock),
       options_(std::move(options)),
+      vipuSlots_(options_.vipuPassesPerController),
       partitions_(inventory, admitter, events, options_.partitionIdPrefix, options_.legacyPartitionIdPrefix),
       workers_(client, events, options_.pods),
       finalizer_(client, ipuJobResource(), kCleanupFinalizer) {}
 
 Result<Action> IpuJobReconciler::reconcile(const kube::ObjectPtr& job) {
+  // A job that holds partitions calls their controller in this pass: a slow one gets only its share of the
+  // workers, and the job waits its turn without holding one.
+  std::optional<VipuCallSlots::Slot> slot;
+  if (const auto held = heldPartitionsOf(*job); !held.empty()) {
+    slot = vipuSlots_.tryAcquire(held.front().controller);
+    if (!slot) return Action::requeue(options_.vipuSlotRetry);
+  }
   return finalizer_.run(
       *job, [this](const Json& current) { return apply(current); },
       [this](const Json& current) { return cleanup(current); });

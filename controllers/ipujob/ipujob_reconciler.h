@@ -14,6 +14,7 @@
 #include "ipujob/job_pass.h"
 #include "ipujob/partition_steps.h"
 #include "ipujob/restart_policy.h"
+#include "ipujob/vipu_call_slots.h"
 #include "ipujob/worker_observation.h"
 #include "ipujob/worker_steps.h"
 #include "kube/event_recorder.h"
@@ -54,6 +55,10 @@ struct ReconcilerOptions {
   // A pod still there this long after its deletion deadline is on a node that stopped answering: lost, and
   // force-deleted once the IPUs it could reach are reset or released. Zero: never.
   Clock::Duration podDeletionTimeout = std::chrono::minutes(2);
+  // Passes acting on one V-IPU controller at once (VipuCallSlots); 0: no bound. A pass that finds its
+  // controller's slots taken looks again after vipuSlotRetry.
+  int vipuPassesPerController = 0;
+  Clock::Duration vipuSlotRetry = std::chrono::milliseconds(200);
   // Something only another party can clear (a child's name or a partition id still held by an earlier job of
   // the same name): look again this often.
   Clock::Duration waitRetry = std::chrono::seconds(1);
@@ -138,6 +143,7 @@ class IpuJobReconciler final : public ctrl::Reconciler {
   kube::EventRecorder& events_;
   Clock& clock_;
   ReconcilerOptions options_;
+  VipuCallSlots vipuSlots_;
   PartitionSteps partitions_;
   WorkerSteps workers_;
   ctrl::Finalizer finalizer_;

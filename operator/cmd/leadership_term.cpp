@@ -1,5 +1,6 @@
 #include "cmd/leadership_term.h"
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <vector>
@@ -61,6 +62,8 @@ controllers::ReconcilerOptions reconcilerOptions(const OperatorFlags& flags,
   options.legacyPartitionIdPrefix = prefixes.legacy;
   options.podStartTimeout = std::chrono::seconds(flags.podStartTimeoutSeconds);
   options.podDeletionTimeout = std::chrono::seconds(flags.podDeletionTimeoutSeconds);
+  // With several controllers, one that is slow or does not answer may hold all but one reconcile worker.
+  if (flags.vipuControllers.size() > 1) options.vipuPassesPerController = std::max(1, flags.workers - 1);
   options.hooks.admitted = [&telemetry](double seconds) { telemetry.admitted(seconds); };
   options.hooks.running = [&telemetry](double seconds) { telemetry.running(seconds); };
   return options;

@@ -73,5 +73,67 @@ TEST_F(ControllersTest, JobsGoWhereTheyFitOrWhereTheyArePinned) {
   EXPECT_EQ(phaseOf(waiting), "Queued");
 }
 
+// One slow V-IPU controller (every call takes 3 s) must not stall admission on the other: the jobs for the
+// fast one are all admitted while the slow one's first job still is (several calls, so at least 9 s).
+class SlowControllerTest : public OperatorTest {
+ protected:
+  bool startsOperatorInSetUp() const override { return false; }
+
+  void SetUp() override {
+    OperatorTest::SetUp();
+    if (HasFatalFailure()) return;
+    startVipuSim("pod16", {"--latency-ms", "3000"}, slowSim_, slowVipu_);
+    if (HasFatalFailure()) return;
+    ASSERT_TRUE(
+        kubectl({"label", "node", kNode, "ipu.graphcore.ai/vipu-controller=pod16", "--overwrite"}).ok());
+    startOperator({"--vipu-controller", "pod64=" + sim_->endpoint(), "--vipu-controller",
+                   "pod16=" + slowSim_->endpoint()});
+    ASSERT_TRUE(eventually(
+        [&] { return operator_->stderrText().find("controller started") != std::string::npos; }, 60s));
+  }
+
+  void TearDown() override {
+    kubectl({"label", "node", kNode, "ipu.graphcore.ai/vipu-controller=pod64", "--overwrite"});
+    OperatorTest::TearDown();
+    if (slowSim_) slowSim_->stop();
+  }
+
+  static std::string pinnedTo(const std::string& controller) {
+    std::string manifest = readFile(kFourIpuManifest);
+    const std::string anchor = "    template:\n      spec:\n";
+    const auto at = manifest.find(anchor);
+    if (at == std::string::npos) return "";
+    manifest.insert(at + anchor.size(),
+                    "        nodeSelector: {ipu.graphcore.ai/vipu-controller: " + controller + "}\n");
+    return manifest;
+  }
+
+  static constexpr const char* kNode = "ipu-host-3";
+  std::unique_ptr<vipu::testing::SimProcess> slowSim_;
+  std::unique_ptr<vipu::VipuClient> slowVipu_;
+};
+
+TEST_F(SlowControllerTest, JobsOnAFastControllerAreAdmittedWhileASlowOneIsStillAnswering) {
+  // Admitted means a partition made and active: what V-IPU decides (the nodes' room for the pods does not).
+  const auto active = [&](const std::string& job) {
+    return jobStatus(job).value("partitions", Json::array()).size() == 1 &&
+           jobStatus(job)["partitions"][0].value("state", "") == "Active";
+  };
+  std::vector<std::string> slow;
+  for (int i = 0; i < 2; ++i) slow.push_back(createJob(pinnedTo("pod16")));
+  std::vector<std::string> fast;
+  for (int i = 0; i < 8; ++i) fast.push_back(createJob(pinnedTo("pod64")));
+  for (const auto& job : fast) {
+    EXPECT_TRUE(eventually([&] { return active(job); }, 60s)) << job << ": " << jobStatus(job).dump();
+  }
+  int slowActive = 0;
+  for (const auto& job : slow) slowActive += active(job) ? 1 : 0;
+  EXPECT_EQ(slowActive, 0)
+      << "every job of the fast controller should be admitted before any of the slow one";
+  for (const auto& job : slow) {
+    EXPECT_TRUE(eventually([&] { return active(job); }, 180s)) << job << ": " << jobStatus(job).dump();
+  }
+}
+
 }  // namespace
 }  // namespace ipu::testing
