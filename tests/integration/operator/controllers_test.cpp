@@ -12,7 +12,7 @@ class ControllersTest : public OperatorTest {
   void SetUp() override {
     OperatorTest::SetUp();
     if (HasFatalFailure()) return;
-    startVipuSim("pod16", {}, sim16_, vipu16_);
+    startVipuSim("pod16", pod16Args(), sim16_, vipu16_);
     if (HasFatalFailure()) return;
     // One host of the test cluster joins the POD16.
     ASSERT_TRUE(
@@ -27,6 +27,20 @@ class ControllersTest : public OperatorTest {
     if (sim16_) sim16_->stop();
   }
 
+  // vipu-sim's arguments for the POD16 (faults).
+  virtual std::vector<std::string> pod16Args() const { return {}; }
+
+  // The user's 4-IPU manifest, pinned to `controller`'s nodes.
+  static std::string pinnedTo(const std::string& controller) {
+    std::string manifest = readFile(kFourIpuManifest);
+    const std::string anchor = "    template:\n      spec:\n";
+    const auto at = manifest.find(anchor);
+    if (at == std::string::npos) return "";
+    manifest.insert(at + anchor.size(),
+                    "        nodeSelector: {ipu.graphcore.ai/vipu-controller: " + controller + "}\n");
+    return manifest;
+  }
+
   static constexpr const char* kNode = "ipu-host-3";
   std::unique_ptr<vipu::testing::SimProcess> sim16_;
   std::unique_ptr<vipu::VipuClient> vipu16_;
@@ -38,12 +52,7 @@ TEST_F(ControllersTest, JobsGoWhereTheyFitOrWhereTheyArePinned) {
   EXPECT_EQ(jobStatus(big)["partitions"][0].value("controller", ""), "pod64");
 
   // Pinned to the POD64 although it is full: waits there rather than going to the POD16.
-  std::string pinned = readFile(kFourIpuManifest);
-  const std::string anchor = "    template:\n      spec:\n";
-  const auto at = pinned.find(anchor);
-  ASSERT_NE(at, std::string::npos);
-  pinned.insert(at + anchor.size(), "        nodeSelector: {ipu.graphcore.ai/vipu-controller: pod64}\n");
-  const std::string waiting = createJob(pinned);
+  const std::string waiting = createJob(pinnedTo("pod64"));
   ASSERT_TRUE(reachesPhase(waiting, "Queued", 30s));
 
   // Unpinned, 16 IPUs: only the POD16 has room; its pod lands on the POD16's node.
@@ -75,42 +84,9 @@ TEST_F(ControllersTest, JobsGoWhereTheyFitOrWhereTheyArePinned) {
 
 // One slow V-IPU controller (every call takes 3 s) must not stall admission on the other: the jobs for the
 // fast one are all admitted while the slow one's first job still is (several calls, so at least 9 s).
-class SlowControllerTest : public OperatorTest {
+class SlowControllerTest : public ControllersTest {
  protected:
-  bool startsOperatorInSetUp() const override { return false; }
-
-  void SetUp() override {
-    OperatorTest::SetUp();
-    if (HasFatalFailure()) return;
-    startVipuSim("pod16", {"--latency-ms", "3000"}, slowSim_, slowVipu_);
-    if (HasFatalFailure()) return;
-    ASSERT_TRUE(
-        kubectl({"label", "node", kNode, "ipu.graphcore.ai/vipu-controller=pod16", "--overwrite"}).ok());
-    startOperator({"--vipu-controller", "pod64=" + sim_->endpoint(), "--vipu-controller",
-                   "pod16=" + slowSim_->endpoint()});
-    ASSERT_TRUE(eventually(
-        [&] { return operator_->stderrText().find("controller started") != std::string::npos; }, 60s));
-  }
-
-  void TearDown() override {
-    kubectl({"label", "node", kNode, "ipu.graphcore.ai/vipu-controller=pod64", "--overwrite"});
-    OperatorTest::TearDown();
-    if (slowSim_) slowSim_->stop();
-  }
-
-  static std::string pinnedTo(const std::string& controller) {
-    std::string manifest = readFile(kFourIpuManifest);
-    const std::string anchor = "    template:\n      spec:\n";
-    const auto at = manifest.find(anchor);
-    if (at == std::string::npos) return "";
-    manifest.insert(at + anchor.size(),
-                    "        nodeSelector: {ipu.graphcore.ai/vipu-controller: " + controller + "}\n");
-    return manifest;
-  }
-
-  static constexpr const char* kNode = "ipu-host-3";
-  std::unique_ptr<vipu::testing::SimProcess> slowSim_;
-  std::unique_ptr<vipu::VipuClient> slowVipu_;
+  std::vector<std::string> pod16Args() const override { return {"--latency-ms", "3000"}; }
 };
 
 TEST_F(SlowControllerTest, JobsOnAFastControllerAreAdmittedWhileASlowOneIsStillAnswering) {
@@ -119,6 +95,8 @@ TEST_F(SlowControllerTest, JobsOnAFastControllerAreAdmittedWhileASlowOneIsStillA
     return jobStatus(job).value("partitions", Json::array()).size() == 1 &&
            jobStatus(job)["partitions"][0].value("state", "") == "Active";
   };
+  ASSERT_TRUE(eventually(
+      [&] { return operator_->stderrText().find("controller started") != std::string::npos; }, 60s));
   std::vector<std::string> slow;
   for (int i = 0; i < 2; ++i) slow.push_back(createJob(pinnedTo("pod16")));
   std::vector<std::string> fast;
