@@ -119,7 +119,8 @@ Result<IpuJobSpec> parseIpuJobSpec(const Json& spec) {
     return invalid("jobInstances", "must be a whole number");
   }
 
-  if (!spec.contains("ipusPerJobInstance")) return invalid("ipusPerJobInstance", "is required");
+  if (!spec.contains("ipusPerJobInstance") || spec["ipusPerJobInstance"].is_null())
+    return invalid("ipusPerJobInstance", "is required");
   auto ipus = countField(spec, "ipusPerJobInstance", 0, 1024);
   if (!ipus) return ipus.error();
   if ((*ipus & (*ipus - 1)) != 0) {

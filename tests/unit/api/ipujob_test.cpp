@@ -193,6 +193,12 @@ TEST(IpuJobTypesTest, FieldsOfTheWrongTypeAreRefusedNotThrown) {
     EXPECT_FALSE(job.error().causes.empty());
   }
   EXPECT_FALSE(parseIpuJob(Json{{"kind", 5}}).ok());
+  // A null ipusPerJobInstance was taken as 0 IPUs (0 passed the power-of-two check) and the job accepted.
+  auto noIpus = parseIpuJob(withSpec("ipusPerJobInstance", nullptr));
+  ASSERT_FALSE(noIpus.ok());
+  EXPECT_EQ(noIpus.error().message, "spec.ipusPerJobInstance: is required");
+  EXPECT_EQ(parseIpuJobSpec(yamlToJson("ipusPerJobInstance: ~\n" + kContainers)).error().message,
+            "spec.ipusPerJobInstance: is required");
   // Null is absent, as for every other optional field.
   auto nulls = parseIpuJob(withMetadata({{"name", nullptr}, {"generation", nullptr}}));
   ASSERT_TRUE(nulls.ok()) << nulls.error().toString();
