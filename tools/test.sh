@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The project's test command (README): installs what is missing, builds the test cluster's tools and the
-# project, runs the unit, integration and e2e tests, then the unit tests again under ASan+UBSan.
-# Extra arguments go to both ctest runs (e.g. -R Pod, --repeat until-fail:3).
+# project, runs the unit, integration and e2e tests, then, in one clang build with ASan+UBSan, the unit tests
+# again and a 60 s smoke run of each libFuzzer target (tests/fuzz).
+# Extra arguments go to the main and the ASan+UBSan unit test runs (e.g. -R Pod, --repeat until-fail:3), not to
+# the fuzzers.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
@@ -49,16 +51,30 @@ if ((status != 0)); then
   exit "$status"
 fi
 
-phase "unit tests under ASan+UBSan (build-asan/: the unit tests' targets only)"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DIPU_SANITIZE=ON > /dev/null
-cmake --build build-asan -j "$jobs" --target unit_tests
+phase "unit tests under ASan+UBSan, then the fuzzers' smoke runs (build-asan/: clang; unit tests and fuzzers only)"
+# One clang build serves both: ASan+UBSan in all of it, libFuzzer's coverage hooks in the project's code
+# (IPU_FUZZ). A build-asan/ configured with another compiler (g++, before the fuzzers) cannot switch in place.
+sanitizer_cxx=clang++-14
+if [[ -f build-asan/CMakeCache.txt ]] && ! grep -q "^CMAKE_CXX_COMPILER:[A-Z]*=.*/$sanitizer_cxx\$" build-asan/CMakeCache.txt; then
+  echo "build-asan/ was configured with another compiler than $sanitizer_cxx: starting it afresh" >&2
+  rm -rf build-asan
+fi
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER="$sanitizer_cxx" \
+  -DIPU_SANITIZE=ON -DIPU_FUZZ=ON > /dev/null
+cmake --build build-asan -j "$jobs" --target unit_tests fuzz_targets
 # tools/sanitizers/lsan.supp: leaks a third-party library leaves at process exit only (each says why).
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  LSAN_OPTIONS="suppressions=$PWD/tools/sanitizers/lsan.supp:print_suppressions=0" \
-  ctest_counted build-asan/ctest-asan.log --test-dir build-asan --label-regex '^unit$' -j "$jobs" --output-on-failure "$@"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  LSAN_OPTIONS="suppressions=$PWD/tools/sanitizers/lsan.supp:print_suppressions=0"
+ctest_counted build-asan/ctest-asan.log --test-dir build-asan --label-regex '^unit$' -j "$jobs" --output-on-failure "$@"
+# Each fuzzer for 60 s on a copy of its seeds (tests/fuzz/corpus); a crash's input is kept in
+# build-asan/tests/fuzz/artifacts/.
+ctest_counted build-asan/ctest-fuzz-smoke.log --test-dir build-asan --label-regex '^fuzz-smoke$' -j "$jobs" \
+  --output-on-failure
 
 read -r main_failed main_total <<< "$(count build/ctest-main.log)"
 read -r asan_failed asan_total <<< "$(count build-asan/ctest-asan.log)"
-failed=$((main_failed + asan_failed))
-echo "finished in $((SECONDS - started)) s: $main_total tests, then $asan_total unit tests under ASan+UBSan" >&2
-echo "tests: $((main_total + asan_total - failed)) passed, $failed failed"
+read -r fuzz_failed fuzz_total <<< "$(count build-asan/ctest-fuzz-smoke.log)"
+failed=$((main_failed + asan_failed + fuzz_failed))
+echo "finished in $((SECONDS - started)) s: $main_total tests, then $asan_total unit tests under ASan+UBSan" \
+  "and $fuzz_total fuzzer smoke runs" >&2
+echo "tests: $((main_total + asan_total + fuzz_total - failed)) passed, $failed failed"

@@ -6,10 +6,30 @@
 namespace ipu::api {
 namespace {
 
-Error invalid(const std::string& field, const std::string& message) {
-  Error error = makeError(ErrorCode::kInvalidArgument, "spec." + field + ": " + message);
-  error.causes.push_back({"spec." + field, message, "FieldValueInvalid"});
+Error invalidAt(const std::string& path, const std::string& message) {
+  Error error = makeError(ErrorCode::kInvalidArgument, path + ": " + message);
+  error.causes.push_back({path, message, "FieldValueInvalid"});
   return error;
+}
+
+Error invalid(const std::string& field, const std::string& message) {
+  return invalidAt("spec." + field, message);
+}
+
+// `object`'s string `field`; `fallback` when it is absent or null, nothing when it is not a string.
+std::optional<std::string> stringField(const Json& object, const std::string& field,
+                                       const std::string& fallback) {
+  auto found = object.find(field);
+  if (found == object.end() || found->is_null()) return fallback;
+  if (!found->is_string()) return std::nullopt;
+  return found->get<std::string>();
+}
+
+// A whole number that fits int64 (JSON has no such limit, and unsigned numbers beyond it parse as uint64).
+bool isInt64(const Json& value) {
+  return value.is_number_integer() &&
+         !(value.is_number_unsigned() &&
+           value.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()));
 }
 
 std::optional<int> parseCount(std::string_view text) {
@@ -47,9 +67,7 @@ Result<std::optional<int64_t>> boundedInteger(const Json& object, const std::str
                                               int64_t max, const std::string& parent = "") {
   auto found = object.find(field);
   if (found == object.end() || found->is_null()) return std::optional<int64_t>();
-  if (!found->is_number_integer() ||
-      (found->is_number_unsigned() &&
-       found->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())))
+  if (!isInt64(*found))
     return invalid(parent + field,
                    "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max));
   const int64_t value = found->get<int64_t>();
@@ -101,7 +119,8 @@ Result<IpuJobSpec> parseIpuJobSpec(const Json& spec) {
     return invalid("jobInstances", "must be a whole number");
   }
 
-  if (!spec.contains("ipusPerJobInstance")) return invalid("ipusPerJobInstance", "is required");
+  if (!spec.contains("ipusPerJobInstance") || spec["ipusPerJobInstance"].is_null())
+    return invalid("ipusPerJobInstance", "is required");
   auto ipus = countField(spec, "ipusPerJobInstance", 0, 1024);
   if (!ipus) return ipus.error();
   if ((*ipus & (*ipus - 1)) != 0) {
@@ -155,7 +174,9 @@ Result<IpuJobSpec> parseIpuJobSpec(const Json& spec) {
   }
 
   if (const Json& restart = spec.value("restartPolicy", Json()); restart.is_object()) {
-    std::string type = restart.value("type", "Never");
+    const std::optional<std::string> typeField = stringField(restart, "type", "Never");
+    if (!typeField) return invalid("restartPolicy.type", "must be Always, OnFailure, Never or ExitCode");
+    const std::string& type = *typeField;
     if (type == "Never")
       out.restartType = RestartType::kNever;
     else if (type == "OnFailure")
@@ -181,7 +202,9 @@ Result<IpuJobSpec> parseIpuJobSpec(const Json& spec) {
     }
   }
 
-  std::string clean = spec.value("cleanPodPolicy", "None");
+  const std::optional<std::string> cleanField = stringField(spec, "cleanPodPolicy", "None");
+  if (!cleanField) return invalid("cleanPodPolicy", "must be None, All or Workers");
+  const std::string& clean = *cleanField;
   if (clean == "None")
     out.cleanPodPolicy = CleanPodPolicy::kNone;
   else if (clean == "All")
@@ -191,7 +214,10 @@ Result<IpuJobSpec> parseIpuJobSpec(const Json& spec) {
   else
     return invalid("cleanPodPolicy", "must be None, All or Workers, not \"" + clean + "\"");
 
-  out.suspend = spec.value("suspend", false);
+  if (auto suspend = spec.find("suspend"); suspend != spec.end() && !suspend->is_null()) {
+    if (!suspend->is_boolean()) return invalid("suspend", "must be true or false");
+    out.suspend = suspend->get<bool>();
+  }
   // The CRD sets these bounds, but an object stored before they existed (or written around the schema) must
   // still never reach the arithmetic on times and queue order out of range.
   auto ttl = boundedInteger(spec, "ttlSecondsAfterFinished", 0, kMaxSpecSeconds);
@@ -214,13 +240,23 @@ int maxJobNameLength(int workerCount) {
 }
 
 Result<IpuJob> parseIpuJob(const Json& object) {
-  if (!object.is_object() || object.value("kind", "") != kKind) {
+  if (auto kind = object.find("kind"); !object.is_object() || kind == object.end() || *kind != kKind) {
     return makeError(ErrorCode::kInvalidArgument, "not an IPUJob");
   }
+  // The API server fills these in; from anywhere else, a value of the wrong type is refused, not thrown.
   const Json& metadata = object.value("metadata", Json::object());
+  if (!metadata.is_object() && !metadata.is_null()) return invalidAt("metadata", "must be an object");
   IpuJob job;
-  job.identity = {metadata.value("namespace", ""), metadata.value("name", ""), metadata.value("uid", "")};
-  job.generation = metadata.value("generation", int64_t{0});
+  for (auto [field, value] : {std::pair{"namespace", &job.identity.ns}, std::pair{"name", &job.identity.name},
+                              std::pair{"uid", &job.identity.uid}}) {
+    auto text = stringField(metadata, field, "");
+    if (!text) return invalidAt(std::string("metadata.") + field, "must be a string");
+    *value = std::move(*text);
+  }
+  if (auto generation = metadata.find("generation"); generation != metadata.end() && !generation->is_null()) {
+    if (!isInt64(*generation)) return invalidAt("metadata.generation", "must be a whole number");
+    job.generation = generation->get<int64_t>();
+  }
   auto spec = parseIpuJobSpec(object.value("spec", Json()));
   if (!spec) return spec.error();
   job.spec = std::move(*spec);

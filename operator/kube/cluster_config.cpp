@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -75,16 +77,21 @@ std::string scalar(const YAML::Node& map, const std::string& key) {
   return value && value.IsScalar() ? value.as<std::string>() : std::string();
 }
 
+// The file system, unless the caller reads referenced files its own way.
+FileReader readerOr(const FileReader& readReferenced) {
+  return readReferenced ? readReferenced : FileReader(&readFile);
+}
+
 // Material given inline (<key>-data, base64) or as a file (<key>); data wins, as in kubectl.
 Result<std::string> material(const YAML::Node& map, const std::string& key, const std::string& baseDir,
-                             const std::string& where) {
+                             const std::string& where, const FileReader& readReferenced) {
   if (std::string data = scalar(map, key + "-data"); !data.empty()) {
     auto decoded = base64Decode(data);
     if (!decoded) return configError(where, key + "-data is not valid base64");
     return *decoded;
   }
   if (std::string path = scalar(map, key); !path.empty()) {
-    auto text = readFile(resolve(path, baseDir));
+    auto text = readReferenced(resolve(path, baseDir));
     if (!text) return configError(where, key + ": " + text.error().message);
     return *text;
   }
@@ -149,7 +156,8 @@ Status mergeInto(YAML::Node& merged, const YAML::Node& root, const std::string& 
 }
 
 Result<ClusterConfig> parseDocument(const YAML::Node& root, const std::string& baseDir,
-                                    const std::string& wanted, const std::string& where) {
+                                    const std::string& wanted, const std::string& where,
+                                    const FileReader& readReferenced) {
   if (!root.IsMap()) return configError(where, "not a kubeconfig (expected a YAML mapping)");
   std::string contextName = wanted.empty() ? scalar(root, "current-context") : wanted;
   if (contextName.empty()) return configError(where, "no current-context set and no context given");
@@ -175,7 +183,7 @@ Result<ClusterConfig> parseDocument(const YAML::Node& root, const std::string& b
                            "' sets insecure-skip-tls-verify, which this client refuses: give the server's CA "
                            "(certificate-authority or certificate-authority-data)");
   }
-  auto ca = material(*cluster, "certificate-authority", baseDir, where);
+  auto ca = material(*cluster, "certificate-authority", baseDir, where, readReferenced);
   if (!ca) return ca.error();
   config.caPem = *ca;
   config.tlsServerName = scalar(*cluster, "tls-server-name");
@@ -183,9 +191,9 @@ Result<ClusterConfig> parseDocument(const YAML::Node& root, const std::string& b
   if (!userName.empty()) {
     auto user = findNamed(root, "users", "user", userName, where);
     if (!user) return user.error();
-    auto cert = material(*user, "client-certificate", baseDir, where);
+    auto cert = material(*user, "client-certificate", baseDir, where, readReferenced);
     if (!cert) return cert.error();
-    auto key = material(*user, "client-key", baseDir, where);
+    auto key = material(*user, "client-key", baseDir, where, readReferenced);
     if (!key) return key.error();
     if (cert->empty() != key->empty()) {
       return configError(where, "user '" + userName + "' needs both client-certificate and client-key");
@@ -203,12 +211,46 @@ Result<ClusterConfig> parseDocument(const YAML::Node& root, const std::string& b
   return config;
 }
 
+// The files of a list merged, then parsed. textOf(i) is the i-th file's text, or nothing for a file that is
+// not there (skipped, as kubectl does).
+Result<ClusterConfig> parseList(const std::vector<std::string>& paths,
+                                const std::function<Result<std::optional<std::string>>(std::size_t)>& textOf,
+                                const std::string& context, const FileReader& readReferenced) {
+  YAML::Node merged(YAML::NodeType::Map);
+  std::vector<std::string> read;  // the files merged, for messages
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    const std::string& path = paths[i];
+    auto text = textOf(i);
+    if (!text) return text.error();
+    if (!*text) continue;
+    YAML::Node root;
+    try {
+      root = YAML::Load(**text);
+    } catch (const YAML::Exception& e) {
+      return configError(path, std::string("malformed YAML: ") + e.what());
+    }
+    if (root.IsNull()) continue;  // an empty file, which kubectl skips too
+    if (Status added = mergeInto(merged, root, path); !added) return added.error();
+    read.push_back(path);
+  }
+  if (read.empty()) {
+    return makeError(ErrorCode::kNotFound,
+                     "no kubeconfig file in the list '" + joinPaths(paths) + "' exists");
+  }
+  try {
+    return parseDocument(merged, "", context, joinPaths(read), readReferenced);
+  } catch (const YAML::Exception& e) {
+    return configError(joinPaths(read), std::string("malformed kubeconfig: ") + e.what());
+  }
+}
+
 }  // namespace
 
 Result<ClusterConfig> parseKubeconfig(const std::string& yaml, const std::string& baseDir,
-                                      const std::string& context) {
+                                      const std::string& context, const FileReader& readReferenced) {
   try {
-    return parseDocument(YAML::Load(yaml), baseDir, context, baseDir.empty() ? "kubeconfig" : baseDir);
+    return parseDocument(YAML::Load(yaml), baseDir, context, baseDir.empty() ? "kubeconfig" : baseDir,
+                         readerOr(readReferenced));
   } catch (const YAML::Exception& e) {
     return configError("kubeconfig", std::string("malformed YAML: ") + e.what());
   }
@@ -218,7 +260,7 @@ Result<ClusterConfig> loadKubeconfig(const std::string& path, const std::string&
   auto root = loadYamlFile(path);
   if (!root) return root.error();
   try {
-    return parseDocument(*root, fs::path(path).parent_path().string(), context, path);
+    return parseDocument(*root, fs::path(path).parent_path().string(), context, path, readerOr({}));
   } catch (const YAML::Exception& e) {
     return configError(path, std::string("malformed YAML: ") + e.what());
   }
@@ -251,25 +293,23 @@ Result<ClusterConfig> inClusterConfig(const std::map<std::string, std::string>& 
 }
 
 Result<ClusterConfig> loadKubeconfigList(const std::vector<std::string>& paths, const std::string& context) {
-  YAML::Node merged(YAML::NodeType::Map);
-  std::vector<std::string> read;  // the files merged, for messages
-  for (const auto& path : paths) {
-    if (path.empty() || !fs::exists(path)) continue;
-    auto root = loadYamlFile(path);
-    if (!root) return root.error();
-    if (root->IsNull()) continue;  // an empty file, which kubectl skips too
-    if (Status added = mergeInto(merged, *root, path); !added) return added.error();
-    read.push_back(path);
-  }
-  if (read.empty()) {
-    return makeError(ErrorCode::kNotFound,
-                     "no kubeconfig file in the list '" + joinPaths(paths) + "' exists");
-  }
-  try {
-    return parseDocument(merged, "", context, joinPaths(read));
-  } catch (const YAML::Exception& e) {
-    return configError(joinPaths(read), std::string("malformed kubeconfig: ") + e.what());
-  }
+  auto textOf = [&](std::size_t i) -> Result<std::optional<std::string>> {
+    if (paths[i].empty() || !fs::exists(paths[i])) return std::optional<std::string>();
+    auto text = readFile(paths[i]);
+    if (!text) return text.error();
+    return std::optional<std::string>(std::move(*text));
+  };
+  return parseList(paths, textOf, context, readerOr({}));
+}
+
+Result<ClusterConfig> parseKubeconfigList(const std::vector<KubeconfigText>& files,
+                                          const std::string& context, const FileReader& readReferenced) {
+  std::vector<std::string> paths;
+  for (const auto& file : files) paths.push_back(file.path);
+  auto textOf = [&](std::size_t i) -> Result<std::optional<std::string>> {
+    return std::optional<std::string>(files[i].yaml);
+  };
+  return parseList(paths, textOf, context, readerOr(readReferenced));
 }
 
 Result<ClusterConfig> loadDefaultConfig(const std::string& explicitKubeconfig, const std::string& context) {

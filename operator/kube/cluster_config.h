@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -23,16 +24,30 @@ struct ClusterConfig {
   std::string source;  // where this came from, for messages: "kubeconfig /x (context y)", "in-cluster"
 };
 
+// Reads a file that a kubeconfig names (certificate-authority, client-certificate, client-key): kNotFound
+// when it cannot. An empty FileReader reads the file system.
+using FileReader = std::function<Result<std::string>(const std::string& path)>;
+
 // Parses a kubeconfig's YAML. Relative file paths are resolved against baseDir (the kubeconfig's folder);
-// context empty = current-context. Pure apart from reading referenced files.
+// context empty = current-context. Pure apart from reading referenced files (with readReferenced).
 Result<ClusterConfig> parseKubeconfig(const std::string& yaml, const std::string& baseDir,
-                                      const std::string& context = "");
+                                      const std::string& context = "", const FileReader& readReferenced = {});
 Result<ClusterConfig> loadKubeconfig(const std::string& path, const std::string& context = "");
 // $KUBECONFIG's list merged as kubectl merges it: files that do not exist (or are empty) are skipped; the
 // first file to name a cluster, user or context wins, and so does the first current-context; relative file
 // paths are resolved against the file that gives them. kNotFound when no file of the list exists.
 Result<ClusterConfig> loadKubeconfigList(const std::vector<std::string>& paths,
                                          const std::string& context = "");
+
+// One kubeconfig of a list, already read.
+struct KubeconfigText {
+  std::string path;  // where it was read: its folder is what its relative paths are relative to
+  std::string yaml;
+};
+// loadKubeconfigList on texts: the same merge and the same errors, every text taken as an existing file's.
+Result<ClusterConfig> parseKubeconfigList(const std::vector<KubeconfigText>& files,
+                                          const std::string& context = "",
+                                          const FileReader& readReferenced = {});
 
 // The service-account mount a pod gets: KUBERNETES_SERVICE_HOST/PORT from env, token, ca.crt and namespace
 // from saDir (normally /var/run/secrets/kubernetes.io/serviceaccount).

@@ -46,14 +46,31 @@ HttpRequest makeRequest(std::string method, std::string pathAndQuery, std::strin
 }
 
 // An ERROR watch event carries a Status object: turn it into the Error a failed request would have given.
+// A code that is not an HTTP status (not a whole number from 100 to 599) counts as 500.
 Error errorFromWatchStatus(const Json& status, const std::string& what) {
   HttpResponse response;
-  response.status = status.is_object() ? status.value("code", 500) : 500;
+  response.status = 500;
+  if (auto code = status.is_object() ? status.find("code") : status.end();
+      code != status.end() && code->is_number_integer() && *code >= 100 && *code <= 599) {
+    response.status = code->get<int>();
+  }
   response.body = serialise(status);
   return errorFromResponse(response, what);
 }
 
 }  // namespace
+
+Result<std::optional<WatchEvent>> decodeWatchLine(std::string_view line, const std::string& what) {
+  if (line.empty()) return std::optional<WatchEvent>();
+  auto event = Json::parse(line, nullptr, false);
+  if (!event.is_object() || !event.contains("type") || !event["type"].is_string() ||
+      !event.contains("object")) {
+    return makeError(ErrorCode::kInternal, what + ": malformed event: " + std::string(line.substr(0, 120)));
+  }
+  std::string type = event["type"];
+  if (type == "ERROR") return errorFromWatchStatus(event["object"], what);
+  return std::optional<WatchEvent>(WatchEvent{std::move(type), std::move(event["object"])});
+}
 
 RestClient::RestClient(std::shared_ptr<Transport> transport, const ClusterConfig& config, ClientOptions options,
                        Clock& clock)
@@ -224,18 +241,13 @@ Status RestClient::watch(const ResourceRef& resource, const std::string& ns, con
   auto response = transport_->stream(
       request,
       [&](std::string_view line) {
-        if (line.empty()) return true;
-        auto event = Json::parse(line, nullptr, false);
-        if (!event.is_object() || !event.contains("type") || !event["type"].is_string() || !event.contains("object")) {
-          streamError = makeError(ErrorCode::kInternal, what + ": malformed event: " + std::string(line.substr(0, 120)));
+        auto event = decodeWatchLine(line, what);
+        if (!event) {
+          streamError = event.error();
           return false;
         }
-        std::string type = event["type"];
-        if (type == "ERROR") {
-          streamError = errorFromWatchStatus(event["object"], what);
-          return false;
-        }
-        return onEvent(WatchEvent{std::move(type), std::move(event["object"])});
+        if (!*event) return true;
+        return onEvent(std::move(**event));
       },
       stop);
   if (!response) return response.error();

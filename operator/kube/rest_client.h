@@ -1,7 +1,5 @@
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -9,6 +7,9 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
 
 #include "common/clock.h"
 #include "common/result.h"
@@ -51,6 +52,12 @@ struct WatchEvent {
   std::string type;  // ADDED, MODIFIED, DELETED, BOOKMARK
   Json object;
 };
+
+// One line of a watch response's body (RestClient::watch's decoder; `what` names the watch in messages).
+// An empty line is no event; a line that is not {"type": <string>, "object": ...} is kInternal (a malformed
+// event); an ERROR event is the Error that its Status object describes, as a failed request would give it
+// (410 Gone as kGone).
+Result<std::optional<WatchEvent>> decodeWatchLine(std::string_view line, const std::string& what);
 
 struct ClientOptions {
   double qps = 50;   // client-side limit, like client-go's rest.Config QPS/Burst

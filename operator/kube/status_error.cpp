@@ -5,6 +5,13 @@
 namespace ipu::kube {
 namespace {
 
+// `object`'s string `key`; "" when it is absent or not a string (a Status from something that is not an API
+// server must not make reading it throw).
+std::string stringAt(const nlohmann::json& object, const char* key) {
+  auto found = object.find(key);
+  return found != object.end() && found->is_string() ? found->get<std::string>() : "";
+}
+
 ErrorCode codeFor(int status, const std::string& reason) {
   if (reason == "AlreadyExists") return ErrorCode::kAlreadyExists;
   if (reason == "Conflict") return ErrorCode::kConflict;
@@ -34,14 +41,15 @@ Error errorFromResponse(const HttpResponse& response, const std::string& what) {
   error.httpStatus = response.status;
   std::string serverMessage;
   auto status = nlohmann::json::parse(response.body, nullptr, false);
-  if (status.is_object() && status.value("kind", "") == "Status") {
-    error.reason = status.value("reason", "");
-    serverMessage = status.value("message", "");
+  if (status.is_object() && stringAt(status, "kind") == "Status") {
+    error.reason = stringAt(status, "reason");
+    serverMessage = stringAt(status, "message");
     if (auto details = status.find("details"); details != status.end() && details->is_object()) {
       if (auto causes = details->find("causes"); causes != details->end() && causes->is_array()) {
         for (const auto& cause : *causes) {
           if (!cause.is_object()) continue;
-          error.causes.push_back({cause.value("field", ""), cause.value("message", ""), cause.value("reason", "")});
+          error.causes.push_back(
+              {stringAt(cause, "field"), stringAt(cause, "message"), stringAt(cause, "reason")});
         }
       }
     }

@@ -5,10 +5,12 @@
 namespace ipu::kube {
 namespace {
 
+// "" when the object carries none (or, from a misbehaving server, one that is not a string).
 std::string resourceVersionOf(const Json& object) {
   auto metadata = object.find("metadata");
   if (metadata == object.end() || !metadata->is_object()) return "";
-  return metadata->value("resourceVersion", "");
+  auto version = metadata->find("resourceVersion");
+  return version != metadata->end() && version->is_string() ? version->get<std::string>() : "";
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "vipu/proto_convert.h"
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
 
 namespace ipu::vipu {
 namespace {
@@ -19,6 +21,20 @@ void ipusToProto(const std::vector<PartitionIpu>& ipus,
                  google::protobuf::RepeatedPtrField<virmgrpc::PartitionIpu>* messages) {
   messages->Reserve(static_cast<int>(ipus.size()));
   for (const PartitionIpu& ipu : ipus) toProto(ipu, messages->Add());
+}
+
+// A Timestamp as a system_clock time, or nothing when that clock cannot hold it: its 64-bit nanoseconds end
+// in 1677 and 2262, and a Timestamp may be from year 1 to 9999 (its nanos, from a peer, anything an int32
+// holds).
+std::optional<std::chrono::system_clock::time_point> timePointOf(const google::protobuf::Timestamp& time) {
+  using std::chrono::seconds;
+  // Seconds and nanoseconds are added in nanoseconds: three seconds of room for the nanos.
+  constexpr std::int64_t kMaxSeconds =
+      std::chrono::duration_cast<seconds>(std::chrono::nanoseconds::max()).count() - 3;
+  if (time.seconds() > kMaxSeconds || time.seconds() < -kMaxSeconds) return std::nullopt;
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          seconds(time.seconds()) + std::chrono::nanoseconds(time.nanos())));
 }
 
 std::vector<PartitionIpu> ipusToValue(
@@ -125,12 +141,8 @@ PartitionStatus toValue(const virmgrpc::PartitionStatus& message) {
   status.errors.assign(message.errors().begin(), message.errors().end());
   status.maxAutoResetRetries = message.max_auto_reset_retries();
   status.autoResetRetryCount = message.auto_reset_retry_count();
-  if (message.has_last_auto_reset_time()) {
-    const google::protobuf::Timestamp& time = message.last_auto_reset_time();
-    status.lastAutoResetTime =
-        std::chrono::system_clock::time_point(std::chrono::duration_cast<std::chrono::system_clock::duration>(
-            std::chrono::seconds(time.seconds()) + std::chrono::nanoseconds(time.nanos())));
-  }
+  if (message.has_last_auto_reset_time())
+    status.lastAutoResetTime = timePointOf(message.last_auto_reset_time());
   return status;
 }
 

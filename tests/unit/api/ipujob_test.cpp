@@ -1,6 +1,8 @@
 #include "api/ipujob.h"
 
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -153,6 +155,58 @@ TEST(IpuJobNumbersTest, OutOfRangeNumbersTheApiServerLetThroughAreRefusedNamingT
     ASSERT_FALSE(job.ok()) << field << "=" << value.dump();
     EXPECT_NE(job.error().message.find(message), std::string::npos) << job.error().message;
   }
+}
+
+// Fields of the wrong type (an object written around an older CRD, or by hand) are refused naming the field;
+// they used to escape as nlohmann::json exceptions. Found by the ipujob fuzz target (tests/fuzz).
+TEST(IpuJobTypesTest, FieldsOfTheWrongTypeAreRefusedNotThrown) {
+  const Json spec = {
+      {"ipusPerJobInstance", "4"},
+      {"workers", {{"template", {{"spec", {{"containers", {{{"name", "m"}, {"image", "i"}}}}}}}}}}};
+  auto withSpec = [&](const std::string& field, const Json& value) {
+    Json object = {{"apiVersion", "graphcore.ai/v1alpha1"}, {"kind", "IPUJob"}, {"spec", spec}};
+    object["spec"][field] = value;
+    return object;
+  };
+  auto withMetadata = [&](const Json& metadata) {
+    return Json{
+        {"apiVersion", "graphcore.ai/v1alpha1"}, {"kind", "IPUJob"}, {"metadata", metadata}, {"spec", spec}};
+  };
+  const std::vector<std::pair<Json, std::string>> refused = {
+      {withSpec("suspend", "true"), "spec.suspend: must be true or false"},
+      {withSpec("restartPolicy", {{"type", 5}}),
+       "spec.restartPolicy.type: must be Always, OnFailure, Never or ExitCode"},
+      {withSpec("cleanPodPolicy", Json::array()), "spec.cleanPodPolicy: must be None, All or Workers"},
+      {withMetadata("bert"), "metadata: must be an object"},
+      {withMetadata({{"name", 7}}), "metadata.name: must be a string"},
+      {withMetadata({{"namespace", false}}), "metadata.namespace: must be a string"},
+      {withMetadata({{"uid", Json::object()}}), "metadata.uid: must be a string"},
+      {withMetadata({{"generation", "3"}}), "metadata.generation: must be a whole number"},
+      // Converting 1e300 to int64 was undefined behaviour.
+      {withMetadata({{"generation", 1e300}}), "metadata.generation: must be a whole number"},
+  };
+  for (const auto& [object, message] : refused) {
+    auto job = parseIpuJob(object);
+    ASSERT_FALSE(job.ok()) << object.dump();
+    EXPECT_EQ(job.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(job.error().message, message) << object.dump();
+    EXPECT_FALSE(job.error().causes.empty());
+  }
+  EXPECT_FALSE(parseIpuJob(Json{{"kind", 5}}).ok());
+  // A null ipusPerJobInstance was taken as 0 IPUs (0 passed the power-of-two check) and the job accepted.
+  auto noIpus = parseIpuJob(withSpec("ipusPerJobInstance", nullptr));
+  ASSERT_FALSE(noIpus.ok());
+  EXPECT_EQ(noIpus.error().message, "spec.ipusPerJobInstance: is required");
+  EXPECT_EQ(parseIpuJobSpec(yamlToJson("ipusPerJobInstance: ~\n" + kContainers)).error().message,
+            "spec.ipusPerJobInstance: is required");
+  // Null is absent, as for every other optional field.
+  auto nulls = parseIpuJob(withMetadata({{"name", nullptr}, {"generation", nullptr}}));
+  ASSERT_TRUE(nulls.ok()) << nulls.error().toString();
+  EXPECT_EQ(nulls->identity.name, "");
+  EXPECT_EQ(nulls->generation, 0);
+  auto nullSpecFields = parseIpuJob(withSpec("suspend", nullptr));
+  ASSERT_TRUE(nullSpecFields.ok()) << nullSpecFields.error().toString();
+  EXPECT_FALSE(nullSpecFields->spec.suspend);
 }
 
 // Worker pods are <name>-worker-<index>, at most 253 characters: an older CRD (without the rule on

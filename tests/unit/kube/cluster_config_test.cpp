@@ -187,6 +187,57 @@ TEST(KubeconfigTest, AListWithNoFileOrABadFileSaysWhich) {
   EXPECT_NE(broken.error().message.find("malformed YAML"), std::string::npos);
 }
 
+// The same merge on texts already read, with the files they name read by the caller (as the fuzzer drives
+// it).
+TEST(KubeconfigTest, AListOfTextsMergesLikeAListOfFiles) {
+  std::vector<std::string> asked;
+  FileReader reader = [&](const std::string& path) -> Result<std::string> {
+    asked.push_back(path);
+    if (path == "/two/certs/remote-ca.crt") return std::string("REMOTE CA FROM TWO");
+    return makeError(ErrorCode::kNotFound, "cannot read " + path);
+  };
+  const KubeconfigText one{
+      "/one/config",
+      "current-context: prod\nclusters: [{name: remote, cluster: {server: 'https://first:443'}}]\n"};
+  const KubeconfigText two{"/two/config", kKubeconfig};
+  auto config = parseKubeconfigList({one, {"/two/empty", ""}, two}, "", reader);
+  ASSERT_TRUE(config.ok()) << config.error().toString();
+  EXPECT_EQ(config->server, "https://first:443");
+  EXPECT_EQ(config->caPem, "");
+  EXPECT_EQ(config->tokenFile, "/two/robot.token");
+  EXPECT_EQ(config->source, "kubeconfig /one/config:/two/config (context prod)");
+  EXPECT_EQ(asked, std::vector<std::string>{});
+
+  auto prod = parseKubeconfigList({two, one}, "prod", reader);
+  ASSERT_TRUE(prod.ok()) << prod.error().toString();
+  EXPECT_EQ(prod->caPem, "REMOTE CA FROM TWO");
+  EXPECT_EQ(asked, std::vector<std::string>{"/two/certs/remote-ca.crt"});
+
+  auto none = parseKubeconfigList({{"/a", ""}, {"/b", "# only a comment\n"}});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(none.error().message, "no kubeconfig file in the list '/a:/b' exists");
+  auto broken = parseKubeconfigList({two, {"/x/broken", "{{{"}});
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.error().message.find("/x/broken: malformed YAML"), std::string::npos)
+      << broken.error().message;
+}
+
+TEST(KubeconfigTest, FilesAKubeconfigNamesCanBeReadByTheCaller) {
+  const std::string yaml =
+      "current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
+      "clusters: [{name: k, cluster: {server: 'https://x', certificate-authority: ca.crt}}]\n";
+  auto read = parseKubeconfig(
+      yaml, "/etc/kube", "", [](const std::string& path) -> Result<std::string> { return "PEM OF " + path; });
+  ASSERT_TRUE(read.ok()) << read.error().toString();
+  EXPECT_EQ(read->caPem, "PEM OF /etc/kube/ca.crt");
+  auto missing = parseKubeconfig(yaml, "/etc/kube", "", [](const std::string& path) -> Result<std::string> {
+    return makeError(ErrorCode::kNotFound, "cannot read " + path);
+  });
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message, "/etc/kube: certificate-authority: cannot read /etc/kube/ca.crt");
+}
+
 TEST(KubeconfigTest, MissingFileIsNotFound) {
   auto config = loadKubeconfig("/no/such/kubeconfig");
   ASSERT_FALSE(config.ok());

@@ -253,6 +253,68 @@ TEST_F(RestClientTest, WatchErrorsComeBackTyped) {
   EXPECT_EQ(c.watch(ResourceRef::pods(), "ml", from7, count).error().code, ErrorCode::kGone);
 }
 
+// The watch's decoder on its own: the lines RestClient::watch hands it.
+TEST(DecodeWatchLineTest, DecodesEventsSkipsBlankLinesAndTypesErrors) {
+  auto added =
+      decodeWatchLine(R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"8"}}})", "w");
+  ASSERT_TRUE(added.ok()) << added.error().toString();
+  ASSERT_TRUE(added->has_value());
+  EXPECT_EQ((*added)->type, "ADDED");
+  EXPECT_EQ((*added)->object["metadata"]["resourceVersion"], "8");
+
+  auto blank = decodeWatchLine("", "w");
+  ASSERT_TRUE(blank.ok());
+  EXPECT_FALSE(blank->has_value());
+
+  for (std::string_view malformed :
+       {R"(not json)", R"([1,2])", R"({"object":{}})", R"({"type":7,"object":{}})", R"({"type":"ADDED"})"}) {
+    auto decoded = decodeWatchLine(malformed, "watch /api/v1/pods");
+    ASSERT_FALSE(decoded.ok()) << malformed;
+    EXPECT_EQ(decoded.error().code, ErrorCode::kInternal) << malformed;
+    EXPECT_EQ(decoded.error().message, "watch /api/v1/pods: malformed event: " + std::string(malformed));
+  }
+
+  auto gone = decodeWatchLine(
+      R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"too old"}})",
+      "w");
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.error().code, ErrorCode::kGone);
+  EXPECT_EQ(gone.error().httpStatus, 410);
+  EXPECT_NE(gone.error().message.find("too old"), std::string::npos) << gone.error().message;
+}
+
+// Status objects with fields of the wrong type (from something that is not an API server) used to throw
+// nlohmann::json exceptions, and a code of 1e300 was converted to int (undefined behaviour). Caught by the
+// watch_stream fuzz target (tests/fuzz).
+TEST(DecodeWatchLineTest, AStatusWithFieldsOfTheWrongTypeIsStillAnError) {
+  auto stringCode =
+      decodeWatchLine(R"({"type":"ERROR","object":{"kind":"Status","code":"410","reason":"Expired"}})", "w");
+  ASSERT_FALSE(stringCode.ok());
+  EXPECT_EQ(stringCode.error().httpStatus, 500) << "a code that is not a number counts as 500";
+  EXPECT_EQ(stringCode.error().code, ErrorCode::kGone) << "the reason still says Expired";
+
+  auto hugeCode = decodeWatchLine(R"({"type":"ERROR","object":{"kind":"Status","code":1e300}})", "w");
+  ASSERT_FALSE(hugeCode.ok());
+  EXPECT_EQ(hugeCode.error().httpStatus, 500);
+  EXPECT_EQ(hugeCode.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(decodeWatchLine(R"({"type":"ERROR","object":{"code":7}})", "w").error().httpStatus, 500);
+
+  auto numberKind = decodeWatchLine(R"({"type":"ERROR","object":{"kind":5,"code":410}})", "w");
+  ASSERT_FALSE(numberKind.ok());
+  EXPECT_EQ(numberKind.error().code, ErrorCode::kGone);
+
+  auto numbers = decodeWatchLine(
+      R"({"type":"ERROR","object":{"kind":"Status","code":422,"reason":7,"message":[],"details":{"causes":[{"field":1,"message":"m"}]}}})",
+      "w");
+  ASSERT_FALSE(numbers.ok());
+  EXPECT_EQ(numbers.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(numbers.error().reason, "");
+  EXPECT_EQ(numbers.error().message, "w: HTTP 422");
+  ASSERT_EQ(numbers.error().causes.size(), 1u);
+  EXPECT_EQ(numbers.error().causes[0].field, "");
+  EXPECT_EQ(numbers.error().causes[0].message, "m");
+}
+
 TEST(LineSplitterTest, SplitsOnNewlinesAcrossChunks) {
   LineSplitter splitter;
   std::vector<std::string> lines;

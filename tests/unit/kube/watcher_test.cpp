@@ -98,6 +98,24 @@ TEST_F(WatcherTest, GoneRelistsAndTheStoreDropsWhatDisappearedMeanwhile) {
   EXPECT_EQ(store_.get("ml", "a"), nullptr) << "a ghost survived the relist";
 }
 
+// A resourceVersion that is not a string (no API server sends one) used to throw out of the watch; the event
+// is delivered and the version the watcher holds stays. Caught by the watch_stream fuzz target (tests/fuzz).
+TEST_F(WatcherTest, AResourceVersionThatIsNotAStringIsIgnored) {
+  transport_
+      ->expect("GET", "/api/v1/namespaces/ml/pods?limit=500", 200,
+               R"({"metadata":{"resourceVersion":"5"},"items":[]})")
+      .expectStream(
+          watchPath("5"),
+          {R"({"type":"ADDED","object":{"metadata":{"name":"a","namespace":"ml","resourceVersion":6}}})"
+           "\n"});
+  Watcher watcher(client_, ResourceRef::pods(), "ml", WatcherConfig{}, clock_);
+  std::vector<Status> results;
+  steps(watcher, 3, &results);
+  ASSERT_TRUE(results[2].ok()) << results[2].error().toString();
+  EXPECT_EQ(emitted_.back(), "Apply:a");
+  EXPECT_EQ(watcher.resourceVersion(), "5");
+}
+
 TEST_F(WatcherTest, OtherFailuresKeepTheStateAndRunBacksOff) {
   transport_->expect("GET", "/api/v1/namespaces/ml/pods?limit=500", 200, R"({"metadata":{"resourceVersion":"5"},"items":[]})")
       .expectStream(watchPath("5"), {event("ADDED", "a", "6"), R"({"type":"ADDED","object":{"metad)"})

@@ -15,8 +15,7 @@ class VipuCtlTest : public ::testing::Test {
   VipuCtlTest() {
     sim::SimBehaviour behaviour;
     behaviour.activationDelay = std::chrono::milliseconds(0);
-    pod_ = std::move(
-        *sim::SimulatedPod::open(*Topology::forPod("pod128", "lab"), {}, behaviour, nullptr, std::nullopt));
+    pod_ = *sim::SimulatedPod::open(*Topology::forPod("pod128", "lab"), {}, behaviour, nullptr, std::nullopt);
   }
 
   int run(std::vector<std::string> args) {

@@ -272,6 +272,27 @@ TEST(VipuProtoConvertTest, RoundTripsValueTypes) {
   EXPECT_EQ(agentsBack[0].ipus.at(3).at("k"), "v");
 }
 
+// A Timestamp may be as late as year 9999; system_clock's nanoseconds end in 2262. Converting such a time
+// overflowed (undefined behaviour); it is now left out. Found by the vipu_reply fuzz target (tests/fuzz).
+TEST(VipuProtoConvertTest, ATimeSystemClockCannotHoldIsLeftOut) {
+  virmgrpc::PartitionStatus message;
+  message.set_partition_id("p");
+  message.mutable_last_auto_reset_time()->set_seconds(253'402'300'799);  // 9999-12-31T23:59:59Z
+  message.mutable_last_auto_reset_time()->set_nanos(999'999'999);
+  EXPECT_FALSE(toValue(message).lastAutoResetTime);
+  message.mutable_last_auto_reset_time()->set_seconds(-62'135'596'800);  // 0001-01-01T00:00:00Z
+  EXPECT_FALSE(toValue(message).lastAutoResetTime);
+  EXPECT_EQ(toValue(message).partitionId, "p");
+
+  // Within the clock's range, even at its edge and with out-of-range nanos, the time is kept exactly.
+  message.mutable_last_auto_reset_time()->set_seconds(9'000'000'000);  // year 2255
+  message.mutable_last_auto_reset_time()->set_nanos(-1);
+  const auto kept = toValue(message).lastAutoResetTime;
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(std::chrono::duration_cast<std::chrono::nanoseconds>(kept->time_since_epoch()).count(),
+            9'000'000'000'000'000'000 - 1);
+}
+
 TEST(VipuGrpcErrorTest, MapsEveryCodeBothWays) {
   EXPECT_EQ(errorCodeFromGrpc(grpc::StatusCode::UNAVAILABLE), ErrorCode::kUnavailable);
   EXPECT_EQ(errorCodeFromGrpc(grpc::StatusCode::INVALID_ARGUMENT), ErrorCode::kInvalidArgument);
