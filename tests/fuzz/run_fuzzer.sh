@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run_fuzzer.sh <fuzzer> <seed corpus> <artifact dir> <dictionary or ""> <libFuzzer flags...>
+# run_fuzzer.sh <fuzzer> <seed corpus> <artifact dir> <dictionary or none> <libFuzzer flags...>
 # Runs a libFuzzer target on a copy of its seed corpus in a temporary folder (what it adds is thrown away
 # with it), with the sanitizer options of the ASan+UBSan unit run (tools/test.sh) unless the caller set its
 # own. libFuzzer exits non-zero on a crash, a sanitizer report or a failed check, and so does this script;
@@ -18,6 +18,6 @@ cp -R "$seeds"/. "$corpus"/
 mkdir -p "$artifacts"
 name=$(basename "$fuzzer")
 flags=(-artifact_prefix="$artifacts/$name-" -timeout=30 -rss_limit_mb=4096 -print_final_stats=1)
-[[ -n $dict ]] && flags+=(-dict="$dict")
+[[ $dict != none ]] && flags+=(-dict="$dict")
 echo "$name: $(find "$corpus" -type f | wc -l) seeds from $seeds, flags: ${flags[*]} $*"
 "$fuzzer" "${flags[@]}" "$@" "$corpus"
