@@ -30,10 +30,10 @@ ctest_counted() {
 count() { sed -n "s/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\1 \2/p" "$1" | tail -n 1; }
 
 # e2e runs real containers on a real kubelet + containerd node (its own cluster), which needs root.
-excluded='bench|fuzz'
+excluded='bench|chaos|fuzz'
 tiers="unit + integration + e2e"
 if [[ $(id -u) != 0 ]]; then
-  excluded='bench|e2e|fuzz'
+  excluded='bench|chaos|e2e|fuzz'
   tiers="unit + integration (e2e skipped: its real node needs root)"
 fi
 phase "$tiers tests"

@@ -54,6 +54,10 @@ void defineFlags(ipu::cli::Flags& flags, SimConfig& config) {
       "error-partition", &config.errorPartitions,
       "fault: a partition with this id goes to PS_ERROR instead of PS_ACTIVE, until reset (repeatable)",
       "ID");
+  flags.addDouble(
+      "error-rate", &config.errorRate,
+      "fault: share of new partitions that go to PS_ERROR instead of PS_ACTIVE, until reset, 0 to 1", 0.0,
+      1.0);
   flags.addInteger<std::uint64_t>("seed", &config.seed, "seed of the fault injection's random choices", 0,
                                   std::numeric_limits<std::uint64_t>::max());
   flags.addString("port-file", &config.portFile,

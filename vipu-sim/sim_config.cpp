@@ -96,6 +96,7 @@ FaultOptions SimConfig::faults() const {
   options.latency = std::chrono::milliseconds(latencyMs);
   options.createFailureRate = createFailureRate;
   options.errorPartitions.insert(errorPartitions.begin(), errorPartitions.end());
+  options.errorRate = errorRate;
   options.seed = seed;
   return options;
 }

@@ -30,6 +30,7 @@ struct SimConfig {
   std::int64_t latencyMs = 0;
   double createFailureRate = 0.0;
   std::vector<std::string> errorPartitions;
+  double errorRate = 0.0;
   std::uint64_t seed = 1;
   std::string portFile;
   std::string tlsCert;

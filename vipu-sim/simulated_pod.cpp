@@ -323,10 +323,11 @@ Result<std::string> SimulatedPod::createPartition(const PartitionRequest& reques
   partition.disableAutoReset = request.disableAutoReset;
   partition.createdAtMs = nowMs();
   partition.activeAtMs = partition.createdAtMs + behaviour_.activationDelay.count();
-  if (faults_->isErrorPartition(request.id)) {
+  if (faults_->faultThisPartition(request.id)) {
     partition.faulted = true;
     partition.errors.push_back("injected fault: IPU-Link training failed on " +
-                               describeBlock(topology_, partition.block) + " (--error-partition)");
+                               describeBlock(topology_, partition.block) +
+                               " (--error-partition/--error-rate)");
   }
   SimState next = state_;
   next.partitions.emplace(partition.id, partition);

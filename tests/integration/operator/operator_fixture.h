@@ -108,7 +108,7 @@ class OperatorTest : public ClusterTest {
     directory_ = fs::temp_directory_path() / ("ipu-operator-test-" + ns());
     fs::remove_all(directory_);
     fs::create_directories(directory_);
-    startVipuSim("pod64", {"--activation-delay-ms", "200"}, sim_, vipu_);
+    startVipuSim("pod64", vipuSimArgs(), sim_, vipu_);
     if (HasFatalFailure()) return;
     if (startsOperatorInSetUp()) startOperator();
   }
@@ -131,6 +131,9 @@ class OperatorTest : public ClusterTest {
     ASSERT_TRUE(created.ok()) << created.error().message;
     client = std::move(*created);
   }
+
+  // vipu-sim's flags besides its POD and state file (tests that inject faults add theirs).
+  virtual std::vector<std::string> vipuSimArgs() const { return {"--activation-delay-ms", "200"}; }
 
   // Tests that start the operator with their own flags say so: stopping a process that has only just been
   // exec'd would be a race with its signal handling.

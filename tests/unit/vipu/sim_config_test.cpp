@@ -68,6 +68,8 @@ TEST(VipuSimCommandLineTest, ReadsEveryFlag) {
                                          "0.25",
                                          "--error-partition",
                                          "bad",
+                                         "--error-rate",
+                                         "0.125",
                                          "--seed",
                                          "9",
                                          "--port-file",
@@ -84,6 +86,7 @@ TEST(VipuSimCommandLineTest, ReadsEveryFlag) {
   EXPECT_EQ(faults.latency.count(), 3);
   EXPECT_DOUBLE_EQ(faults.createFailureRate, 0.25);
   EXPECT_EQ(faults.errorPartitions.count("bad"), 1u);
+  EXPECT_DOUBLE_EQ(faults.errorRate, 0.125);
   EXPECT_EQ(faults.seed, 9u);
   EXPECT_TRUE(config.quiet);
   EXPECT_EQ(config.portFile, "/tmp/p");
@@ -103,6 +106,8 @@ TEST(VipuSimCommandLineTest, RejectsMalformedFlags) {
   expectRejected({"--cluster-id="}, "cluster id must not be empty");
   expectRejected({"--create-failure-rate", "1.5"}, "outside");
   expectRejected({"--create-failure-rate", "nan"}, "not a number");
+  expectRejected({"--error-rate", "-0.1"}, "outside");
+  expectRejected({"--error-rate", "x"}, "not a number");
   expectRejected({"--activation-delay-ms", "-5"}, "--activation-delay-ms");
   expectRejected({"--quiet=maybe"}, "not true or false");
   expectRejected({"--allocation", "noequals"}, "ID=ILDS");

@@ -285,6 +285,35 @@ TEST_F(VipuSimulatedPodTest, FailureRateIsReproducibleFromTheSeed) {
   EXPECT_LT(failures, 28);
 }
 
+// --error-rate: a share of new partitions fails IPU-Link training (PS_ERROR), the same ones for the same
+// seed, and a reset mends them like a named --error-partition.
+TEST_F(VipuSimulatedPodTest, ErrorRateFaultsAReproducibleShareOfNewPartitions) {
+  FaultOptions faults;
+  faults.errorRate = 0.5;
+  faults.seed = 7;
+  auto first = open(pod64_, {}, faults);
+  auto second = open(pod64_, {}, faults);
+  std::vector<std::string> faulted;
+  for (int i = 0; i < 32; ++i) {
+    const std::string id = "p" + std::to_string(i);
+    ASSERT_TRUE(first->createPartition(request(id, 1)));
+    ASSERT_TRUE(second->createPartition(request(id, 1)));
+  }
+  clock_.advance(milliseconds(100));
+  for (int i = 0; i < 32; ++i) {
+    const std::string id = "p" + std::to_string(i);
+    const ReadyState state = first->getPartitionStatus(id)->readyState;
+    EXPECT_EQ(state, second->getPartitionStatus(id)->readyState) << id;
+    if (state == ReadyState::kError) faulted.push_back(id);
+  }
+  EXPECT_GT(faulted.size(), 4u);
+  EXPECT_LT(faulted.size(), 28u);
+  ASSERT_FALSE(faulted.empty());
+  ASSERT_TRUE(first->resetPartition(faulted.front()));
+  clock_.advance(milliseconds(100));
+  EXPECT_EQ(first->getPartitionStatus(faulted.front())->readyState, ReadyState::kActive);
+}
+
 TEST(VipuWaitUntilActiveTest, WaitsForActiveAndReportsErrors) {
   const Topology pod16 = *Topology::forPod("pod16", "sim");
   SimBehaviour behaviour;
