@@ -8,9 +8,10 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 jobs=$(nproc)
-phase() { echo "==> $*" >&2; }
-
 started=$SECONDS
+# Each phase says when it starts, counted from the start of the run.
+phase() { echo "==> [$((SECONDS - started)) s] $*" >&2; }
+
 phase "dependencies"
 tools/install-deps.sh
 phase "test cluster tools (Go, cached in ${IPU_OPERATOR_CACHE:-~/.cache/ipu-operator})"
@@ -51,7 +52,7 @@ if ((status != 0)); then
   exit "$status"
 fi
 
-phase "unit tests under ASan+UBSan, then the fuzzers' smoke runs (build-asan/: clang; unit tests and fuzzers only)"
+phase "clang build with ASan+UBSan (build-asan/: unit tests and fuzzers only)"
 # One clang build serves both: ASan+UBSan in all of it, libFuzzer's coverage hooks in the project's code
 # (IPU_FUZZ). A build-asan/ configured with another compiler (g++, before the fuzzers) cannot switch in place.
 sanitizer_cxx=clang++-14
@@ -59,13 +60,17 @@ if [[ -f build-asan/CMakeCache.txt ]] && ! grep -q "^CMAKE_CXX_COMPILER:[A-Z]*=.
   echo "build-asan/ was configured with another compiler than $sanitizer_cxx: starting it afresh" >&2
   rm -rf build-asan
 fi
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER="$sanitizer_cxx" \
-  -DIPU_SANITIZE=ON -DIPU_FUZZ=ON > /dev/null
+# Line tables are all a sanitizer report needs for its file:line stack traces; full debug info would make this
+# build of every unit test slower to compile and link.
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only \
+  -DCMAKE_CXX_COMPILER="$sanitizer_cxx" -DIPU_SANITIZE=ON -DIPU_FUZZ=ON > /dev/null
 cmake --build build-asan -j "$jobs" --target unit_tests fuzz_targets
 # tools/sanitizers/lsan.supp: leaks a third-party library leaves at process exit only (each says why).
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   LSAN_OPTIONS="suppressions=$PWD/tools/sanitizers/lsan.supp:print_suppressions=0"
+phase "unit tests under ASan+UBSan"
 ctest_counted build-asan/ctest-asan.log --test-dir build-asan --label-regex '^unit$' -j "$jobs" --output-on-failure "$@"
+phase "the fuzzers' smoke runs"
 # Each fuzzer for 60 s on a copy of its seeds (tests/fuzz/corpus); a crash's input is kept in
 # build-asan/tests/fuzz/artifacts/.
 ctest_counted build-asan/ctest-fuzz-smoke.log --test-dir build-asan --label-regex '^fuzz-smoke$' -j "$jobs" \

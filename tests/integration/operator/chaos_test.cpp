@@ -23,8 +23,9 @@ struct ChaosPlan {
   int jobs = 0;
   int leaderKills = 0;
   int apiServerRestarts = 0;
-  int userDeletes = 0;         // running jobs a user deletes
-  int finalizersStripped = 0;  // deleted jobs whose finalizer an admin removes by hand (orphaning partitions)
+  int userDeletes = 0;  // running jobs a user deletes
+  int finalizersStripped =
+      0;  // running jobs deleted right after a leader kill, their finalizer removed by hand
   std::chrono::seconds timeout{0};
 };
 
@@ -117,14 +118,13 @@ class ChaosTest : public TeamsTest {
 };
 
 // The faults of a run, spread over its progress (jobs ended or gone) in a shuffled order.
-enum class Fault { kKillLeader, kRestartApiServer, kUserDelete, kStripFinalizer };
+enum class Fault { kKillLeader, kRestartApiServer, kUserDelete };
 
 std::vector<Fault> faultSchedule(const ChaosPlan& plan, std::mt19937& random) {
   std::vector<Fault> faults;
   faults.insert(faults.end(), plan.leaderKills, Fault::kKillLeader);
   faults.insert(faults.end(), plan.apiServerRestarts, Fault::kRestartApiServer);
   faults.insert(faults.end(), plan.userDeletes, Fault::kUserDelete);
-  faults.insert(faults.end(), plan.finalizersStripped, Fault::kStripFinalizer);
   std::shuffle(faults.begin(), faults.end(), random);
   return faults;
 }
@@ -182,14 +182,32 @@ void ChaosTest::run(const ChaosPlan& plan) {
     }
     return ended + (plan.jobs - present);
   };
-  // A running job of the teams (for a user to delete), or "" when none runs.
+  // A running job of the teams not being deleted yet (for a user to delete), or "" when none runs.
   const auto runningJob = [&]() -> std::pair<std::string, std::string> {
     const Json jobs = teamsOnly(listed({"get", "ipujobs", "-A", "-o", "json"}));
     for (const Json& job : jobs.is_array() ? jobs : Json::array()) {
-      if (job.value("status", Json::object()).value("phase", "") == "Running")
+      if (job.value("status", Json::object()).value("phase", "") == "Running" &&
+          !job["metadata"].contains("deletionTimestamp"))
         return {job["metadata"].value("namespace", ""), job["metadata"].value("name", "")};
     }
     return {"", ""};
+  };
+
+  // A user deletes a Running job; with `strip`, an admin then removes its finalizer, as one does to a job
+  // stuck deleting, so the operator never releases its partitions: the orphan sweep must.
+  const auto deleteRunningJob = [&](bool strip) -> ::testing::AssertionResult {
+    std::pair<std::string, std::string> picked;  // jobs run for seconds: wait for one to be Running
+    if (!eventually([&] { return !(picked = runningJob()).second.empty(); }, 60s))
+      return ::testing::AssertionFailure() << "no job ran for a user to delete";
+    const auto& [team, job] = picked;
+    auto done = cluster().kubectl({"-n", team, "delete", "ipujob", job, "--wait=false"});
+    if (done.ok() && strip) {
+      done = cluster().kubectl({"-n", team, "patch", "ipujob", job, "--type", "merge", "-p",
+                                R"({"metadata":{"finalizers":null}})"});
+    }
+    if (!done.ok()) return ::testing::AssertionFailure() << done.describe();
+    deleted.insert(team + "/" + job);
+    return ::testing::AssertionSuccess();
   };
 
   int kills = 0, restarts = 0, userDeletes = 0, stripped = 0;
@@ -202,30 +220,20 @@ void ChaosTest::run(const ChaosPlan& plan) {
       case Fault::kKillLeader:
         ASSERT_TRUE(killLeader(replicas));
         ++kills;
+        // The finalizers are stripped while no replica leads, before the operator can release the job itself.
+        if (stripped < plan.finalizersStripped) {
+          ASSERT_TRUE(deleteRunningJob(true));
+          ++stripped;
+        }
         break;
       case Fault::kRestartApiServer:
         cluster().controlComponent("restart", "kube-apiserver");
         ++restarts;
         break;
       case Fault::kUserDelete:
-      case Fault::kStripFinalizer: {
-        // Jobs run for seconds: wait for one to be Running.
-        std::pair<std::string, std::string> picked;
-        ASSERT_TRUE(eventually([&] { return !(picked = runningJob()).second.empty(); }, 60s))
-            << "no job ran for a user to delete";
-        const auto& [team, job] = picked;
-        ASSERT_TRUE(cluster().kubectl({"-n", team, "delete", "ipujob", job, "--wait=false"}).ok());
-        deleted.insert(team + "/" + job);
-        if (faults[i] == Fault::kUserDelete) {
-          ++userDeletes;
-          break;
-        }
-        // What an admin does to a job stuck deleting: the operator never gets to release its partitions.
-        const auto patched = cluster().kubectl({"-n", team, "patch", "ipujob", job, "--type", "merge", "-p",
-                                                R"({"metadata":{"finalizers":null}})"});
-        stripped += patched.ok() ? 1 : 0;
+        ASSERT_TRUE(deleteRunningJob(false));
+        ++userDeletes;
         break;
-      }
     }
   }
 
@@ -300,6 +308,7 @@ void ChaosTest::run(const ChaosPlan& plan) {
   EXPECT_EQ(restarts, plan.apiServerRestarts);
   EXPECT_EQ(userDeletes, plan.userDeletes);
   EXPECT_EQ(stripped, plan.finalizersStripped);
+  EXPECT_EQ(static_cast<int>(deleted.size()), userDeletes + stripped) << "a job was deleted twice";
   EXPECT_GT(createFailures, 0) << "no CreatePartition failure was injected";
   EXPECT_GT(invariants.snapshots(), 10);
   if (HasFailure()) std::cerr << "---- replaced replicas ----\n" << replicas.log_;
