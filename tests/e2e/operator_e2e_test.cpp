@@ -3,6 +3,8 @@
 // failing worker restarts the job by its restartPolicy with the exit code from the real process. The operator
 // injects ipu-runtime: single workers run under `exec` (termination message in the job's status), and jobs
 // whose instances span several pods start every rank with real OpenMPI through the runtime's launch.
+#include <gmock/gmock.h>
+
 #include "operator_on_real_node.h"
 
 namespace ipu::testing {
@@ -53,10 +55,11 @@ TEST_F(OperatorOnRealNodeTest, ARealFailureRestartsTheJobThenFailsItWithTheExitC
   ASSERT_EQ(pods.size(), 1u) << pods.dump();
   EXPECT_EQ(pods[0]["metadata"]["labels"].value("graphcore.ai/attempt", ""), "1");
   // The program's output, then the runtime's line saying how it ended (on stderr).
-  EXPECT_EQ(
+  // The duration is the real one (0.0 s on a quiet node, more under load), so only its shape is fixed.
+  EXPECT_THAT(
       kubectl({"logs", job + "-worker-0", "-c", "train"}).out,
-      "attempt\nipu-runtime exec: instance 0 (flaky-worker-0): sh -c 'echo attempt; exit 3' exited with code "
-      "3 after 0.0 s\n");
+      ::testing::MatchesRegex("attempt\nipu-runtime exec: instance 0 \\(flaky-worker-0\\): sh -c 'echo "
+                              "attempt; exit 3' exited with code 3 after [0-9]+\\.[0-9] s\n"));
   // The runtime's termination message names the instance and the command.
   EXPECT_NE(status.value("lastMessage", "")
                 .find(": instance 0 (flaky-worker-0): sh -c 'echo attempt; exit 3' "
