@@ -3,6 +3,10 @@
 // failing worker restarts the job by its restartPolicy with the exit code from the real process. The operator
 // injects ipu-runtime: single workers run under `exec` (termination message in the job's status), and jobs
 // whose instances span several pods start every rank with real OpenMPI through the runtime's launch.
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include <gmock/gmock.h>
 
 #include "operator_on_real_node.h"
@@ -54,12 +58,17 @@ TEST_F(OperatorOnRealNodeTest, ARealFailureRestartsTheJobThenFailsItWithTheExitC
   const Json pods = podsOf(job);
   ASSERT_EQ(pods.size(), 1u) << pods.dump();
   EXPECT_EQ(pods[0]["metadata"]["labels"].value("graphcore.ai/attempt", ""), "1");
-  // The program's output, then the runtime's line saying how it ended (on stderr).
-  // The duration is the real one (0.0 s on a quiet node, more under load), so only its shape is fixed.
-  EXPECT_THAT(
-      kubectl({"logs", job + "-worker-0", "-c", "train"}).out,
-      ::testing::MatchesRegex("attempt\nipu-runtime exec: instance 0 \\(flaky-worker-0\\): sh -c 'echo "
-                              "attempt; exit 3' exited with code 3 after [0-9]+\\.[0-9] s\n"));
+  // The program's output and the runtime's line saying how it ended (on stderr). The container runtime reads
+  // stdout and stderr through separate pipes, so the two lines may reach the log in either order; the
+  // duration is the real one (0.0 s on a quiet node, more under load).
+  std::istringstream log(kubectl({"logs", job + "-worker-0", "-c", "train"}).out);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(log, line);) lines.push_back(line);
+  EXPECT_THAT(lines,
+              ::testing::UnorderedElementsAre(
+                  "attempt", ::testing::MatchesRegex("ipu-runtime exec: instance 0 \\(flaky-worker-0\\): sh "
+                                                     "-c 'echo attempt; exit 3' exited with code 3 after "
+                                                     "[0-9]+\\.[0-9] s")));
   // The runtime's termination message names the instance and the command.
   EXPECT_NE(status.value("lastMessage", "")
                 .find(": instance 0 (flaky-worker-0): sh -c 'echo attempt; exit 3' "
