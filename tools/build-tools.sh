@@ -4,15 +4,17 @@
 #   $IPU_OPERATOR_CACHE/bin/<tool>-<version>-<hash of its wrapper module>/
 # A warm cache costs a few file checks. Prints the directory that holds links to all binaries.
 #
-# Usage: tools/build-tools.sh [--quiet]
+# Usage: tools/build-tools.sh [--quiet] [--peers]
+#   --peers  also build the benchmarks' peer, the Kubeflow MPI Operator (only `ctest -L bench` needs it)
 # Env:   IPU_OPERATOR_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/ipu-operator)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-quiet=0
+quiet=0 peers=0
 for arg in "$@"; do
   case $arg in
     --quiet) quiet=1 ;;
-    *) echo "build-tools.sh: unknown option '$arg' (accepted: --quiet)" >&2; exit 2 ;;
+    --peers) peers=1 ;;
+    *) echo "build-tools.sh: unknown option '$arg' (accepted: --quiet, --peers)" >&2; exit 2 ;;
   esac
 done
 say() { [[ $quiet == 1 ]] || echo "build-tools: $*" >&2; }
@@ -88,5 +90,20 @@ grep -q "github.com/coredns/coredns $COREDNS_VERSION" "$here/coredns/go.mod" || 
 }
 build_module coredns "$COREDNS_VERSION" "-s -w -X github.com/coredns/coredns/coremain.GitCommit=$COREDNS_VERSION" \
   github.com/coredns/coredns
+
+# The benchmarks' peer (tests/bench/compare): the Kubeflow MPI Operator, whose CRD the benchmark reads from
+# the module's tree (printed by `go list -m` in tools/mpi-operator).
+if [[ $peers == 1 ]]; then
+  grep -q "github.com/kubeflow/mpi-operator $MPI_OPERATOR_VERSION" "$here/mpi-operator/go.mod" || {
+    echo "build-tools: tools/mpi-operator/go.mod is not for $MPI_OPERATOR_VERSION: in tools/mpi-operator run" \
+      "go get -tool github.com/kubeflow/mpi-operator/cmd/mpi-operator@$MPI_OPERATOR_VERSION && go mod tidy" >&2
+    exit 1
+  }
+  build_module mpi-operator "$MPI_OPERATOR_VERSION" \
+    "-s -w -X github.com/kubeflow/mpi-operator/pkg/version.Version=$MPI_OPERATOR_VERSION" \
+    github.com/kubeflow/mpi-operator/cmd/mpi-operator
+  crd=$(cd "$here/mpi-operator" && go list -m -f '{{.Dir}}' github.com/kubeflow/mpi-operator)/manifests/base/kubeflow.org_mpijobs.yaml
+  ln -sfn "$crd" "$links/kubeflow.org_mpijobs.yaml"
+fi
 
 echo "$links"

@@ -47,6 +47,8 @@ Options:
                         build/runtime/ipu-runtime), ipu-operator (\$IPU_OPERATOR_BINARY or
                         build/operator/ipu-operator), vipu-sim (\$VIPU_SIM_BINARY or build/vipu-sim/vipu-sim);
                         the pause image is always there)
+  --audit-all           the audit log records every client's requests (metadata only), not only service
+                        accounts': for benchmarks that count each controller's requests by user agent
   -h, --help            this help
 USAGE
 }
@@ -78,6 +80,7 @@ start_timeout=120
 real_node=false
 images=busybox
 images_given=false
+audit_all=false
 
 need_value() { [[ $# -ge 2 && -n $2 ]] || die_usage "option $1 needs a value"; }
 is_port() { [[ $1 =~ ^[0-9]+$ ]] && (($1 >= 1 && $1 <= 65535)); }
@@ -92,6 +95,7 @@ while [[ $# -gt 0 ]]; do
     --timeout) need_value "$@"; start_timeout=$2; shift 2 ;;
     --real-node) real_node=true; shift ;;
     --images) need_value "$@"; images=$2; images_given=true; shift 2 ;;
+    --audit-all) audit_all=true; shift ;;
     -h | --help) usage; exit 0 ;;
     *) die_usage "unknown option '$1'" ;;
   esac
@@ -105,6 +109,7 @@ done
 [[ $start_timeout =~ ^[0-9]+$ ]] && ((start_timeout > 0)) || die_usage "--timeout must be a positive number of seconds, not '$start_timeout'"
 [[ $images_given == false || $real_node == true ]] || die_usage "--images needs --real-node"
 [[ $real_node == false || $command == up ]] || die_usage "--real-node goes with up"
+[[ $audit_all == false || $command == up ]] || die_usage "--audit-all goes with up"
 IFS=, read -r -a image_list <<< "$images"
 for image in "${image_list[@]}"; do
   [[ $image =~ ^[a-z0-9-]+$ && -x $here/images/build-$image.sh ]] ||
@@ -229,8 +234,13 @@ service_cidr=10.96.0.0/16
 # write_audit_policy: the API server's audit log (logs/audit.log, one JSON event per request, metadata only)
 # records what service accounts outside kube-system do: an operator installed in the cluster, whose requests
 # tests compare with the roles its chart grants. The cluster's own components are left out (they would fill
-# the disk with heartbeats).
+# the disk with heartbeats). With --audit-all it records every request.
 write_audit_policy() {
+  if [[ $audit_all == true ]]; then
+    printf '%s\n' "apiVersion: audit.k8s.io/v1" "kind: Policy" "omitStages: [RequestReceived]" \
+      "rules:" "- level: Metadata" > "$cluster_dir/audit-policy.yaml"
+    return
+  fi
   cat > "$cluster_dir/audit-policy.yaml" <<'POLICY'
 apiVersion: audit.k8s.io/v1
 kind: Policy

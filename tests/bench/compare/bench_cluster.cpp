@@ -1,0 +1,70 @@
+#include "bench_cluster.h"
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+namespace ipu::bench {
+
+namespace {
+
+std::map<std::string, std::string> readEnvFile(const std::string& path) {
+  std::map<std::string, std::string> values;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto eq = line.find('=');
+    if (eq != std::string::npos) values[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return values;
+}
+
+std::string script() {
+  return std::string(IPU_SOURCE_DIR) + "/tools/cluster.sh";
+}
+
+}  // namespace
+
+BenchCluster::BenchCluster(std::string dir, int nodes) : dir_(std::move(dir)) {
+  testing::run({script(), "down", "--dir", dir_}, {.timeout = std::chrono::minutes(2)});
+  const auto up =
+      testing::run({script(), "up", "--dir", dir_, "--nodes", std::to_string(nodes), "--audit-all"},
+                   {.timeout = std::chrono::minutes(30)});
+  if (!up.ok()) throw std::runtime_error("tools/cluster.sh up: " + up.describe());
+  auto env = readEnvFile(dir_ + "/cluster.env");
+  kubeconfig_ = env["KUBECONFIG"];
+  auditLog_ = env["IPU_CLUSTER_AUDIT_LOG"];
+  binDir_ = env["IPU_CLUSTER_BIN_DIR"];
+  if (kubeconfig_.empty() || auditLog_.empty() || binDir_.empty())
+    throw std::runtime_error(dir_ +
+                             "/cluster.env lacks KUBECONFIG, IPU_CLUSTER_AUDIT_LOG or IPU_CLUSTER_BIN_DIR");
+}
+
+BenchCluster::~BenchCluster() {
+  testing::run({script(), "down", "--dir", dir_}, {.timeout = std::chrono::minutes(2)});
+}
+
+std::string BenchCluster::kubectl(const std::vector<std::string>& args) const {
+  std::vector<std::string> argv = {tool("kubectl"), "--kubeconfig", kubeconfig_};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto result = testing::run(argv, {.timeout = std::chrono::minutes(2)});
+  if (!result.ok()) throw std::runtime_error("kubectl: " + result.describe());
+  return result.out;
+}
+
+void BenchCluster::installCrd(const std::string& manifest, const std::string& crd) const {
+  kubectl({"apply", "--server-side", "-f", manifest});
+  // `kubectl wait` fails outright while the new CRD has no conditions yet, so poll.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const auto established =
+        testing::run({tool("kubectl"), "--kubeconfig", kubeconfig_, "get", "crd", crd, "-o",
+                      "jsonpath={.status.conditions[?(@.type==\"Established\")].status}"});
+    if (established.ok() && established.out == "True") return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  throw std::runtime_error("CRD " + crd + " not established a minute after it was applied");
+}
+
+}  // namespace ipu::bench

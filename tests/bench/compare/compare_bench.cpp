@@ -1,0 +1,127 @@
+// ipu-operator against the API-server floor and the Kubeflow MPI Operator, in one run on this machine (see
+// measure.h for one measurement, report.h for the summary). Each measurement gets a fresh local cluster; the
+// contenders of a scenario take turns, their order rotated from run to run so none always goes first.
+//
+// Usage: compare_bench OUTPUT.json [--runs N] [--scale F] [--only TEXT]
+//   --runs N    runs of each timed scenario (default 3)
+//   --scale F   multiply every scenario's job count by F (e.g. 0.1 for a quick look; default 1)
+//   --only TEXT run only the scenarios whose name contains TEXT
+// The JSON goes to OUTPUT.json, the markdown table to stdout and to OUTPUT.md.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <stdexcept>
+
+#include "measure.h"
+#include "report.h"
+
+namespace {
+
+using namespace ipu::bench;
+using nlohmann::json;
+
+struct Entrant {
+  std::string role;  // "ours", "floor", "peer"
+  std::function<std::unique_ptr<Contender>()> make;
+};
+
+struct Plan {
+  Scenario scenario;
+  std::vector<Entrant> entrants;
+};
+
+std::vector<Plan> plans(double scale, const std::string& workDirectory) {
+  const ClientSettings same{.qps = 50, .burst = 100, .workers = 2};  // ipu-operator's defaults
+  const ClientSettings mpiDefaults{.qps = 5, .burst = 10, .workers = 2};
+  const auto jobs = [&](int n) { return std::max(1, static_cast<int>(std::lround(n * scale))); };
+  const Entrant floor{"floor", [=] { return makeFloor(same); }};
+  const Entrant ours{"ours", [=] { return makeIpuOperator(same, workDirectory + "/ipu-operator"); }};
+  const Entrant peer{"peer", [=] { return makeMpiOperator(same); }};
+  const Entrant peerDefaults{"peer", [=] { return makeMpiOperator(mpiDefaults); }};
+  return {
+      {{"one-worker jobs at the same QPS", jobs(500), 1}, {floor, ours, peer}},
+      {{"eight-worker jobs at the same QPS", jobs(100), 8}, {floor, ours, peer}},
+      // At its defaults the MPI Operator sends 5 requests a second: 100 jobs already take it minutes.
+      {{"one-worker jobs, each tool's defaults", jobs(100), 1}, {ours, peerDefaults}},
+  };
+}
+
+struct Options {
+  std::string output;
+  int runs = 3;
+  double scale = 1;
+  std::string only;
+};
+
+Options parse(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--runs") {
+      options.runs = std::stoi(value());
+      if (options.runs < 1 || options.runs > 20) throw std::invalid_argument("--runs must be 1 to 20");
+    } else if (arg == "--scale") {
+      options.scale = std::stod(value());
+      if (!(options.scale > 0 && options.scale <= 10))
+        throw std::invalid_argument("--scale must be in (0, 10]");
+    } else if (arg == "--only") {
+      options.only = value();
+    } else if (!arg.starts_with("--") && options.output.empty()) {
+      options.output = arg;
+    } else {
+      throw std::invalid_argument("unknown argument '" + arg + "'");
+    }
+  }
+  if (options.output.empty())
+    throw std::invalid_argument("usage: compare_bench OUTPUT.json [--runs N] [--scale F] [--only TEXT]");
+  return options;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  const Options options = parse(argc, argv);
+  const std::string work =
+      std::filesystem::temp_directory_path() / ("compare-bench-" + std::to_string(::getpid()));
+  const std::string clusterDir = work + "/cluster";
+  json measurements = json::array();
+  bool allComplete = true;
+  for (const Plan& plan : plans(options.scale, work)) {
+    if (!options.only.empty() && plan.scenario.name.find(options.only) == std::string::npos) continue;
+    for (int run = 0; run < options.runs; ++run) {
+      for (std::size_t turn = 0; turn < plan.entrants.size(); ++turn) {
+        const Entrant& entrant = plan.entrants[(turn + static_cast<std::size_t>(run)) % plan.entrants.size()];
+        auto contender = entrant.make();
+        std::cerr << "compare_bench: " << plan.scenario.name << " (" << plan.scenario.jobs << " jobs), run "
+                  << run + 1 << "/" << options.runs << ": " << contender->name() << "\n";
+        json m = measure(*contender, plan.scenario, clusterDir, std::chrono::minutes(15));
+        m["role"] = entrant.role;
+        m["run"] = run + 1;
+        allComplete = allComplete && m.value("complete", false);
+        std::cerr << "compare_bench:   " << m.dump() << "\n";
+        measurements.push_back(std::move(m));
+      }
+    }
+  }
+  std::filesystem::remove_all(work);
+  const json summary = summarize(measurements);
+  const json result = {{"benchmark", "compare"},
+                       {"runs", options.runs},
+                       {"scale", options.scale},
+                       {"summary", summary},
+                       {"measurements", measurements}};
+  std::ofstream(options.output) << result.dump(2) << "\n";
+  const std::string table = markdownTable(summary);
+  std::ofstream(std::filesystem::path(options.output).replace_extension(".md")) << table;
+  std::cout << table;
+  return allComplete ? 0 : 1;
+} catch (const std::exception& e) {
+  std::cerr << "compare_bench: " << e.what() << "\n";
+  return 1;
+}

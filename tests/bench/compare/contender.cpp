@@ -1,0 +1,66 @@
+#include "contender.h"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <unistd.h>
+
+namespace ipu::bench {
+
+nlohmann::json ipuJobManifest(const std::string& name, int workers) {
+  nlohmann::json job = {
+      {"apiVersion", "graphcore.ai/v1alpha1"}, {"kind", "IPUJob"}, {"metadata", {{"name", name}}}};
+  job["spec"]["ipusPerJobInstance"] = std::to_string(workers);
+  job["spec"]["workersPerJobInstance"] = std::to_string(workers);
+  job["spec"]["workers"]["template"]["spec"]["containers"] = nlohmann::json::array(
+      {{{"name", "train"}, {"image", "train:1"}, {"command", {"python3", "train.py"}}}});
+  return job;
+}
+
+nlohmann::json processFigures(int pid) {
+  const std::string dir = "/proc/" + std::to_string(pid);
+  nlohmann::json figures = nlohmann::json::object();
+  std::ifstream status(dir + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    std::istringstream fields(line);
+    std::string key;
+    double kb = 0;
+    fields >> key >> kb;
+    if (key == "VmRSS:") figures["rss_mb"] = kb / 1024;
+    if (key == "VmHWM:") figures["peak_rss_mb"] = kb / 1024;
+  }
+  std::ifstream stat(dir + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  // Fields after the command name (which may hold spaces, so start after its closing parenthesis):
+  // state is field 3, utime 14 and stime 15.
+  const auto close = text.rfind(')');
+  if (close != std::string::npos) {
+    std::istringstream rest(text.substr(close + 2));
+    std::string field;
+    double utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && rest >> field; ++i) {
+      if (i == 14) utime = std::stod(field);
+      if (i == 15) stime = std::stod(field);
+    }
+    figures["cpu_seconds"] = (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  }
+  return figures;
+}
+
+void waitForLeaseHolder(const BenchCluster& cluster, const std::string& ns, const std::string& name,
+                        std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const auto result = testing::run({cluster.tool("kubectl"), "--kubeconfig", cluster.kubeconfig(), "get",
+                                      "lease", "-n", ns, name, "-o", "jsonpath={.spec.holderIdentity}"});
+    if (result.ok() && !result.out.empty()) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  throw std::runtime_error("no holder of Lease " + ns + "/" + name + " after " +
+                           std::to_string(timeout.count()) + " s");
+}
+
+}  // namespace ipu::bench

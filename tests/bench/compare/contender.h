@@ -1,0 +1,61 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "bench_cluster.h"
+#include "kube/resource.h"
+#include "pod_timeline.h"
+
+// What the comparison runs: something that turns N jobs into their pods on a fresh cluster. The bench creates
+// the jobs (with a client of its own), watches the pods, and counts each contender's API requests in the
+// audit log by its User-Agent.
+namespace ipu::bench {
+
+// The client-side limits and parallelism a contender runs with (each tool's own flags).
+struct ClientSettings {
+  double qps = 50;
+  int burst = 100;
+  int workers = 2;  // reconciles (or floor threads) in parallel
+};
+
+class Contender {
+ public:
+  virtual ~Contender() = default;
+  // "floor", "ipu-operator", "mpi-operator" with its settings, e.g. "mpi-operator (qps 5)".
+  virtual std::string name() const = 0;
+  // Whether a request with this User-Agent is the contender's.
+  virtual bool owns(const std::string& userAgent) const = 0;
+  // Installs what the contender's jobs need before any is created (its CRD); the IPUJob CRD is always there.
+  virtual void prepare(const BenchCluster& /*cluster*/) {}
+  // Starts against the cluster (namespace `ns` exists) and returns once it acts on jobs (holds its lease).
+  virtual void start(const BenchCluster& cluster, const std::string& ns) = 0;
+  virtual kube::ResourceRef jobResource() const = 0;
+  virtual nlohmann::json jobManifest(const std::string& name, int workers) const = 0;
+  // Each job as the API server returned it from create (the floor works from these; operators watch).
+  virtual void jobCreated(const nlohmann::json& /*job*/) {}
+  virtual PodRole roleOf(const nlohmann::json& pod) const = 0;
+  // The contender's process figures ({"rss_mb", "peak_rss_mb", "cpu_seconds"}); {} when it runs in the
+  // bench's own process.
+  virtual nlohmann::json processStats() const { return nlohmann::json::object(); }
+  // Stops it; throws when it failed on its own while running (its log tail in the message).
+  virtual void stop() = 0;
+};
+
+std::unique_ptr<Contender> makeFloor(ClientSettings settings);
+std::unique_ptr<Contender> makeIpuOperator(ClientSettings settings, const std::string& workDirectory);
+std::unique_ptr<Contender> makeMpiOperator(ClientSettings settings);
+
+// The IPUJob both ipu-operator and the floor are given: `workers` worker pods on as many IPUs.
+nlohmann::json ipuJobManifest(const std::string& name, int workers);
+
+// Figures of a process from /proc: resident and peak resident MB, CPU seconds (user + system).
+nlohmann::json processFigures(int pid);
+
+// Waits until the Lease ns/name has a holder; throws after `timeout`.
+void waitForLeaseHolder(const BenchCluster& cluster, const std::string& ns, const std::string& name,
+                        std::chrono::seconds timeout);
+
+}  // namespace ipu::bench

@@ -1,0 +1,174 @@
+// The floor: what the API server allows for the objects ipu-operator makes, with nothing else. A bare client
+// (the operator's own HTTP stack, QPS and burst, as many threads as the operator has workers) takes each job
+// as it is created and writes what the operator writes to run it: the cleanup finalizer, one status write
+// recording the job's partition as admitted, the runtime's certificate Secret when an instance spans several
+// pods, the headless Service and the worker pods, built by the operator's own pure functions. No watch, no
+// reconcile, no V-IPU call, no Event.
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "api/ipujob_status.h"
+#include "contender.h"
+#include "ipujob/ipujob_reconciler.h"
+#include "ipujob/runtime_injection.h"
+#include "ipujob/worker_pod.h"
+#include "kube/cpprest_transport.h"
+#include "kube/rest_client.h"
+#include "tls/pki.h"
+
+namespace ipu::bench {
+
+namespace {
+
+constexpr const char* kFloorAgent = "ipu-bench-floor";
+
+class Floor final : public Contender {
+ public:
+  explicit Floor(ClientSettings settings) : settings_(settings) {}
+  ~Floor() override { finish(); }
+
+  std::string name() const override {
+    return "floor (qps " + std::to_string(static_cast<int>(settings_.qps)) + ")";
+  }
+  bool owns(const std::string& userAgent) const override { return userAgent == kFloorAgent; }
+
+  void start(const BenchCluster& cluster, const std::string& /*ns*/) override {
+    auto config = kube::loadKubeconfig(cluster.kubeconfig());
+    if (!config) throw std::runtime_error("kubeconfig: " + config.error().message);
+    auto transport = kube::CppRestTransport::create(*config);
+    if (!transport) throw std::runtime_error("transport: " + transport.error().message);
+    client_ = std::make_unique<kube::RestClient>(
+        std::shared_ptr<kube::Transport>(std::move(*transport)), *config,
+        kube::ClientOptions{.qps = settings_.qps, .burst = settings_.burst, .userAgent = kFloorAgent});
+    // One certificate set for every job: the floor measures the API server, not key generation.
+    credentials_ = runtime::pki::issueJobCredentials("floor/bench", std::chrono::hours(24));
+    for (int i = 0; i < settings_.workers; ++i) threads_.emplace_back([this] { work(); });
+  }
+
+  kube::ResourceRef jobResource() const override { return {"graphcore.ai", "v1alpha1", "ipujobs", true}; }
+  nlohmann::json jobManifest(const std::string& name, int workers) const override {
+    return ipuJobManifest(name, workers);
+  }
+  void jobCreated(const nlohmann::json& job) override {
+    {
+      std::lock_guard lock(mutex_);
+      queue_.push_back(job);
+    }
+    ready_.notify_one();
+  }
+  PodRole roleOf(const nlohmann::json& pod) const override {
+    return pod["metadata"].value("labels", nlohmann::json::object()).contains(controllers::kJobNameLabel)
+               ? PodRole::kWorker
+               : PodRole::kOther;
+  }
+
+  void stop() override {
+    finish();
+    std::lock_guard lock(mutex_);
+    if (!failure_.empty()) throw std::runtime_error("floor: " + failure_);
+  }
+
+ private:
+  void finish() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    ready_.notify_all();
+    threads_.clear();
+  }
+
+  void work() {
+    for (;;) {
+      nlohmann::json object;
+      {
+        std::unique_lock lock(mutex_);
+        ready_.wait(lock, [&] { return done_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        object = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      if (auto failed = run(object); !failed.empty()) {
+        std::lock_guard lock(mutex_);
+        failure_ = failed;
+      }
+    }
+  }
+
+  // The writes for one job; "" when all succeeded, else what failed.
+  std::string run(const nlohmann::json& object) {
+    auto job = api::parseIpuJob(object);
+    if (!job) return "parse: " + job.error().message;
+    const auto& id = job->identity;
+    const kube::ResourceRef jobs = jobResource();
+    const auto failed = [](const std::string& what, const Error& error) {
+      return what + ": " + error.toString();
+    };
+    const nlohmann::json finalizer = {{"metadata", {{"finalizers", {controllers::kCleanupFinalizer}}}}};
+    if (auto r = client_->patch(jobs, id.ns, id.name, kube::PatchType::kMerge, finalizer); !r)
+      return failed("finalizer", r.error());
+    if (auto r = client_->patch(jobs, id.ns, id.name, kube::PatchType::kMerge, {{"status", admitted(*job)}},
+                                "status");
+        !r)
+      return failed("status", r.error());
+    if (controllers::needsRuntimeCredentials(job->spec)) {
+      auto secret = controllers::buildRuntimeSecret(*job, credentials_.caCertPem, credentials_.certPem,
+                                                    credentials_.keyPem);
+      if (auto r = client_->create(kube::ResourceRef::secrets(), id.ns, secret); !r)
+        return failed("secret", r.error());
+    }
+    if (auto r =
+            client_->create(kube::ResourceRef::services(), id.ns, controllers::buildHeadlessService(*job));
+        !r)
+      return failed("service", r.error());
+    const controllers::PartitionAssignment partition{partitionId(*job), "pod64", "127.0.0.1", 8090, "{}", 0};
+    controllers::WorkerPodOptions options;
+    options.runtime.image = "ipu-runtime:bench";
+    for (int k = 0; k < job->spec.workerCount(); ++k) {
+      if (auto r = client_->create(kube::ResourceRef::pods(), id.ns,
+                                   controllers::buildWorkerPod(*job, k, partition, options));
+          !r)
+        return failed("pod", r.error());
+    }
+    return "";
+  }
+
+  static std::string partitionId(const api::IpuJob& job) { return "floor-" + job.identity.uid; }
+
+  // The status the operator writes when it admits a job: its partition held, the shape recorded.
+  static nlohmann::json admitted(const api::IpuJob& job) {
+    api::IpuJobStatus status;
+    status.phase = "Pending";
+    status.partitions.push_back(
+        api::PartitionRecord{.id = partitionId(job),
+                             .instance = 0,
+                             .size = job.spec.ipusPerJobInstance,
+                             .controller = "pod64",
+                             .ipus = "ild0:0-" + std::to_string(job.spec.ipusPerJobInstance - 1),
+                             .state = "Active"});
+    status.admittedShape = api::AdmittedShape{job.spec.jobInstances, job.spec.ipusPerJobInstance,
+                                              job.spec.workersPerJobInstance};
+    return api::toJson(status);
+  }
+
+  ClientSettings settings_;
+  std::unique_ptr<kube::RestClient> client_;
+  runtime::pki::JobCredentials credentials_;
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<nlohmann::json> queue_;
+  bool done_ = false;
+  std::string failure_;
+  std::vector<std::jthread> threads_;
+};
+
+}  // namespace
+
+std::unique_ptr<Contender> makeFloor(ClientSettings settings) {
+  return std::make_unique<Floor>(settings);
+}
+
+}  // namespace ipu::bench

@@ -1,0 +1,93 @@
+// ipu-operator as a contender: the real binary with its default configuration (leader election on,
+// ipu-runtime injected) against the real vipu-sim, a simulated POD large enough that no job waits for IPUs.
+#include <filesystem>
+#include <stdexcept>
+#include <thread>
+
+#include "contender.h"
+#include "free_port.h"
+#include "sim_process.h"
+#include "subprocess.h"
+
+namespace ipu::bench {
+
+namespace {
+
+class IpuOperator final : public Contender {
+ public:
+  IpuOperator(ClientSettings settings, std::string workDirectory)
+      : settings_(settings), directory_(std::move(workDirectory)) {}
+
+  std::string name() const override {
+    return "ipu-operator (qps " + std::to_string(static_cast<int>(settings_.qps)) + ")";
+  }
+  bool owns(const std::string& userAgent) const override { return userAgent == "ipu-operator"; }
+
+  void start(const BenchCluster& cluster, const std::string& ns) override {
+    std::filesystem::create_directories(directory_);
+    std::string failure;
+    // 64 IPU-Link domains of 256 IPUs: room for 16,384 one-IPU partitions, so admission never waits. The
+    // partitions activate at once: what is measured is the Kubernetes side, not a simulated power-up.
+    sim_ = vipu::testing::SimProcess::start(
+        directory_, {"--ilds", "64", "--ild-size", "256", "--activation-delay-ms", "0"}, 0, failure);
+    if (!sim_) throw std::runtime_error("vipu-sim: " + failure);
+    const auto port = [] { return "127.0.0.1:" + std::to_string(testing::freeLoopbackPort()); };
+    process_ = std::make_unique<testing::BackgroundProcess>(
+        std::vector<std::string>{IPU_OPERATOR_BINARY,
+                                 "--kubeconfig",
+                                 cluster.kubeconfig(),
+                                 "--vipu-controller",
+                                 "pod64=" + sim_->endpoint(),
+                                 "--leader-election-namespace",
+                                 ns,
+                                 "--qps",
+                                 std::to_string(settings_.qps),
+                                 "--burst",
+                                 std::to_string(settings_.burst),
+                                 "--workers",
+                                 std::to_string(settings_.workers),
+                                 "--runtime-image",
+                                 "ipu-runtime:bench",
+                                 "--metrics-bind-address",
+                                 port(),
+                                 "--health-probe-bind-address",
+                                 port(),
+                                 "--log-level",
+                                 "warning"});
+    waitForLeaseHolder(cluster, ns, "ipu-operator", std::chrono::seconds(60));
+  }
+
+  kube::ResourceRef jobResource() const override { return {"graphcore.ai", "v1alpha1", "ipujobs", true}; }
+  nlohmann::json jobManifest(const std::string& name, int workers) const override {
+    return ipuJobManifest(name, workers);
+  }
+  PodRole roleOf(const nlohmann::json& pod) const override {
+    return pod["metadata"].value("labels", nlohmann::json::object()).contains("graphcore.ai/ipujob")
+               ? PodRole::kWorker
+               : PodRole::kOther;
+  }
+  nlohmann::json processStats() const override { return processFigures(process_->pid()); }
+
+  void stop() override {
+    if (auto exited = process_->wait(std::chrono::milliseconds(0)))
+      throw std::runtime_error("ipu-operator exited with " + std::to_string(*exited) + ": " +
+                               process_->stderrText());
+    process_->stop();
+    sim_->stop();
+    std::filesystem::remove_all(directory_);
+  }
+
+ private:
+  ClientSettings settings_;
+  std::string directory_;
+  std::unique_ptr<vipu::testing::SimProcess> sim_;
+  std::unique_ptr<testing::BackgroundProcess> process_;
+};
+
+}  // namespace
+
+std::unique_ptr<Contender> makeIpuOperator(ClientSettings settings, const std::string& workDirectory) {
+  return std::make_unique<IpuOperator>(settings, workDirectory);
+}
+
+}  // namespace ipu::bench

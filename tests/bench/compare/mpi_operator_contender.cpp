@@ -1,0 +1,84 @@
+// The Kubeflow MPI Operator (v2, MPIJob v2beta1) as a contender: the real binary built by
+// tools/build-tools.sh --peers, its CRD from its own module. It always runs leader election (Lease
+// mpi-operator in its lock namespace) and serves its health check on :8080.
+#include <stdexcept>
+
+#include "contender.h"
+#include "subprocess.h"
+
+namespace ipu::bench {
+
+namespace {
+
+class MpiOperator final : public Contender {
+ public:
+  explicit MpiOperator(ClientSettings settings) : settings_(settings) {}
+
+  std::string name() const override {
+    return "mpi-operator (qps " + std::to_string(static_cast<int>(settings_.qps)) + ")";
+  }
+  // client-go's agent ("mpi-operator/<version> (linux/amd64) kubernetes/<commit>", with "/leader-election"
+  // and the like appended for its other clients).
+  bool owns(const std::string& userAgent) const override { return userAgent.starts_with("mpi-operator"); }
+
+  void prepare(const BenchCluster& cluster) override {
+    cluster.installCrd(cluster.tool("kubeflow.org_mpijobs.yaml"), "mpijobs.kubeflow.org");
+    cluster.kubectl({"create", "namespace", kLockNamespace});
+  }
+
+  void start(const BenchCluster& cluster, const std::string& /*ns*/) override {
+    process_ = std::make_unique<testing::BackgroundProcess>(std::vector<std::string>{
+        cluster.tool("mpi-operator"), "--kubeConfig", cluster.kubeconfig(), "--lock-namespace",
+        kLockNamespace, "--kube-api-qps", std::to_string(static_cast<int>(settings_.qps)), "--kube-api-burst",
+        std::to_string(settings_.burst), "--threadiness", std::to_string(settings_.workers)});
+    waitForLeaseHolder(cluster, kLockNamespace, "mpi-operator", std::chrono::seconds(60));
+  }
+
+  kube::ResourceRef jobResource() const override { return {"kubeflow.org", "v2beta1", "mpijobs", true}; }
+
+  nlohmann::json jobManifest(const std::string& name, int workers) const override {
+    const auto replica = [](int replicas, const std::string& container) {
+      nlohmann::json spec = {{"replicas", replicas}};
+      spec["template"]["spec"]["containers"] = nlohmann::json::array(
+          {{{"name", container}, {"image", "train:1"}, {"command", {"python3", "train.py"}}}});
+      return spec;
+    };
+    return {{"apiVersion", "kubeflow.org/v2beta1"},
+            {"kind", "MPIJob"},
+            {"metadata", {{"name", name}}},
+            {"spec",
+             {{"slotsPerWorker", 1},
+              {"runPolicy", {{"cleanPodPolicy", "Running"}}},
+              {"mpiReplicaSpecs",
+               {{"Launcher", replica(1, "launcher")}, {"Worker", replica(workers, "worker")}}}}}};
+  }
+
+  PodRole roleOf(const nlohmann::json& pod) const override {
+    const std::string role =
+        pod["metadata"].value("labels", nlohmann::json::object()).value("training.kubeflow.org/job-role", "");
+    if (role == "worker") return PodRole::kWorker;
+    if (role == "launcher") return PodRole::kLauncher;
+    return PodRole::kOther;
+  }
+  nlohmann::json processStats() const override { return processFigures(process_->pid()); }
+
+  void stop() override {
+    if (auto exited = process_->wait(std::chrono::milliseconds(0)))
+      throw std::runtime_error("mpi-operator exited with " + std::to_string(*exited) + ": " +
+                               process_->stderrText());
+    process_->stop();
+  }
+
+ private:
+  static constexpr const char* kLockNamespace = "mpi-operator";
+  ClientSettings settings_;
+  std::unique_ptr<testing::BackgroundProcess> process_;
+};
+
+}  // namespace
+
+std::unique_ptr<Contender> makeMpiOperator(ClientSettings settings) {
+  return std::make_unique<MpiOperator>(settings);
+}
+
+}  // namespace ipu::bench
