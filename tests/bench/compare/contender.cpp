@@ -9,6 +9,27 @@
 
 namespace ipu::bench {
 
+kube::ResourceRef IpuJobContender::jobResource() const {
+  return {"graphcore.ai", "v1alpha1", "ipujobs", true};
+}
+
+nlohmann::json IpuJobContender::jobManifest(const std::string& name, int workers) const {
+  return ipuJobManifest(name, workers);
+}
+
+PodRole IpuJobContender::roleOf(const nlohmann::json& pod) const {
+  // The operator's job label (controllers::kJobNameLabel) is on every worker pod it (or the floor) makes.
+  return pod["metadata"].value("labels", nlohmann::json::object()).contains("graphcore.ai/ipujob")
+             ? PodRole::kWorker
+             : PodRole::kOther;
+}
+
+void stopRunning(testing::BackgroundProcess& process, const std::string& name) {
+  if (auto exited = process.wait(std::chrono::milliseconds(0)))
+    throw std::runtime_error(name + " exited with " + std::to_string(*exited) + ": " + process.stderrText());
+  process.stop();
+}
+
 nlohmann::json ipuJobManifest(const std::string& name, int workers) {
   nlohmann::json job = {
       {"apiVersion", "graphcore.ai/v1alpha1"}, {"kind", "IPUJob"}, {"metadata", {{"name", name}}}};

@@ -8,6 +8,7 @@
 #include "bench_cluster.h"
 #include "kube/resource.h"
 #include "pod_timeline.h"
+#include "subprocess.h"
 
 // What the comparison runs: something that turns N jobs into their pods on a fresh cluster. The bench creates
 // the jobs (with a client of its own), watches the pods, and counts each contender's API requests in the
@@ -44,6 +45,14 @@ class Contender {
   virtual void stop() = 0;
 };
 
+// The IPUJob side shared by ipu-operator and the floor: the same manifests, the same worker pods.
+class IpuJobContender : public Contender {
+ public:
+  kube::ResourceRef jobResource() const override;
+  nlohmann::json jobManifest(const std::string& name, int workers) const override;
+  PodRole roleOf(const nlohmann::json& pod) const override;
+};
+
 std::unique_ptr<Contender> makeFloor(ClientSettings settings);
 std::unique_ptr<Contender> makeIpuOperator(ClientSettings settings, const std::string& workDirectory);
 std::unique_ptr<Contender> makeMpiOperator(ClientSettings settings);
@@ -53,6 +62,9 @@ nlohmann::json ipuJobManifest(const std::string& name, int workers);
 
 // Figures of a process from /proc: resident and peak resident MB, CPU seconds (user + system).
 nlohmann::json processFigures(int pid);
+
+// Stops a contender's process; throws (with its log) when it had exited on its own before.
+void stopRunning(testing::BackgroundProcess& process, const std::string& name);
 
 // Waits until the Lease ns/name has a holder; throws after `timeout`.
 void waitForLeaseHolder(const BenchCluster& cluster, const std::string& ns, const std::string& name,

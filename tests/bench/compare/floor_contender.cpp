@@ -25,7 +25,7 @@ namespace {
 
 constexpr const char* kFloorAgent = "ipu-bench-floor";
 
-class Floor final : public Contender {
+class Floor final : public IpuJobContender {
  public:
   explicit Floor(ClientSettings settings) : settings_(settings) {}
   ~Floor() override { finish(); }
@@ -48,10 +48,6 @@ class Floor final : public Contender {
     for (int i = 0; i < settings_.workers; ++i) threads_.emplace_back([this] { work(); });
   }
 
-  kube::ResourceRef jobResource() const override { return {"graphcore.ai", "v1alpha1", "ipujobs", true}; }
-  nlohmann::json jobManifest(const std::string& name, int workers) const override {
-    return ipuJobManifest(name, workers);
-  }
   void jobCreated(const nlohmann::json& job) override {
     {
       std::lock_guard lock(mutex_);
@@ -59,12 +55,6 @@ class Floor final : public Contender {
     }
     ready_.notify_one();
   }
-  PodRole roleOf(const nlohmann::json& pod) const override {
-    return pod["metadata"].value("labels", nlohmann::json::object()).contains(controllers::kJobNameLabel)
-               ? PodRole::kWorker
-               : PodRole::kOther;
-  }
-
   void stop() override {
     finish();
     std::lock_guard lock(mutex_);

@@ -13,7 +13,7 @@ namespace ipu::bench {
 
 namespace {
 
-class IpuOperator final : public Contender {
+class IpuOperator final : public IpuJobContender {
  public:
   IpuOperator(ClientSettings settings, std::string workDirectory)
       : settings_(settings), directory_(std::move(workDirectory)) {}
@@ -57,22 +57,10 @@ class IpuOperator final : public Contender {
     waitForLeaseHolder(cluster, ns, "ipu-operator", std::chrono::seconds(60));
   }
 
-  kube::ResourceRef jobResource() const override { return {"graphcore.ai", "v1alpha1", "ipujobs", true}; }
-  nlohmann::json jobManifest(const std::string& name, int workers) const override {
-    return ipuJobManifest(name, workers);
-  }
-  PodRole roleOf(const nlohmann::json& pod) const override {
-    return pod["metadata"].value("labels", nlohmann::json::object()).contains("graphcore.ai/ipujob")
-               ? PodRole::kWorker
-               : PodRole::kOther;
-  }
   nlohmann::json processStats() const override { return processFigures(process_->pid()); }
 
   void stop() override {
-    if (auto exited = process_->wait(std::chrono::milliseconds(0)))
-      throw std::runtime_error("ipu-operator exited with " + std::to_string(*exited) + ": " +
-                               process_->stderrText());
-    process_->stop();
+    stopRunning(*process_, "ipu-operator");
     sim_->stop();
     std::filesystem::remove_all(directory_);
   }

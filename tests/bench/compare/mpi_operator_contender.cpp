@@ -62,12 +62,7 @@ class MpiOperator final : public Contender {
   }
   nlohmann::json processStats() const override { return processFigures(process_->pid()); }
 
-  void stop() override {
-    if (auto exited = process_->wait(std::chrono::milliseconds(0)))
-      throw std::runtime_error("mpi-operator exited with " + std::to_string(*exited) + ": " +
-                               process_->stderrText());
-    process_->stop();
-  }
+  void stop() override { stopRunning(*process_, "mpi-operator"); }
 
  private:
   static constexpr const char* kLockNamespace = "mpi-operator";
