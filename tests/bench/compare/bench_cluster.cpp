@@ -3,7 +3,9 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
-#include <thread>
+
+#include "eventually.h"
+#include "kube/cpprest_transport.h"
 
 namespace ipu::bench {
 
@@ -45,26 +47,38 @@ BenchCluster::~BenchCluster() {
   testing::run({script(), "down", "--dir", dir_}, {.timeout = std::chrono::minutes(2)});
 }
 
-std::string BenchCluster::kubectl(const std::vector<std::string>& args) const {
+testing::RunResult BenchCluster::tryKubectl(const std::vector<std::string>& args) const {
   std::vector<std::string> argv = {tool("kubectl"), "--kubeconfig", kubeconfig_};
   argv.insert(argv.end(), args.begin(), args.end());
-  const auto result = testing::run(argv, {.timeout = std::chrono::minutes(2)});
+  return testing::run(argv, {.timeout = std::chrono::minutes(2)});
+}
+
+std::string BenchCluster::kubectl(const std::vector<std::string>& args) const {
+  const auto result = tryKubectl(args);
   if (!result.ok()) throw std::runtime_error("kubectl: " + result.describe());
   return result.out;
+}
+
+std::unique_ptr<kube::RestClient> BenchCluster::client(const kube::ClientOptions& options) const {
+  auto config = kube::loadKubeconfig(kubeconfig_);
+  if (!config) throw std::runtime_error("kubeconfig: " + config.error().message);
+  auto transport = kube::CppRestTransport::create(*config);
+  if (!transport) throw std::runtime_error("transport: " + transport.error().message);
+  return std::make_unique<kube::RestClient>(std::shared_ptr<kube::Transport>(std::move(*transport)), *config,
+                                            options);
 }
 
 void BenchCluster::installCrd(const std::string& manifest, const std::string& crd) const {
   kubectl({"apply", "--server-side", "-f", manifest});
   // `kubectl wait` fails outright while the new CRD has no conditions yet, so poll.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-  while (std::chrono::steady_clock::now() < deadline) {
-    const auto established =
-        testing::run({tool("kubectl"), "--kubeconfig", kubeconfig_, "get", "crd", crd, "-o",
-                      "jsonpath={.status.conditions[?(@.type==\"Established\")].status}"});
-    if (established.ok() && established.out == "True") return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  throw std::runtime_error("CRD " + crd + " not established a minute after it was applied");
+  const bool established = testing::eventually(
+      [&] {
+        const auto status = tryKubectl(
+            {"get", "crd", crd, "-o", "jsonpath={.status.conditions[?(@.type==\"Established\")].status}"});
+        return status.ok() && status.out == "True";
+      },
+      std::chrono::minutes(1));
+  if (!established) throw std::runtime_error("CRD " + crd + " not established a minute after it was applied");
 }
 
 }  // namespace ipu::bench

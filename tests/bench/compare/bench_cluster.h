@@ -1,9 +1,11 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "kube/rest_client.h"
 #include "subprocess.h"
 
 // A local cluster of its own for one measurement (tools/cluster.sh up --audit-all): every contender starts
@@ -23,8 +25,11 @@ class BenchCluster {
   const std::string& auditLog() const { return auditLog_; }
   // A binary built by tools/build-tools.sh (kubectl, mpi-operator) or a file linked next to them.
   std::string tool(const std::string& name) const { return binDir_ + "/" + name; }
-  // kubectl against this cluster; throws when it fails.
+  // kubectl against this cluster: tryKubectl returns what it did, kubectl throws when it failed.
+  testing::RunResult tryKubectl(const std::vector<std::string>& args) const;
   std::string kubectl(const std::vector<std::string>& args) const;
+  // A client of the operator's own HTTP stack for this cluster's kubeconfig; throws when it cannot be made.
+  std::unique_ptr<kube::RestClient> client(const kube::ClientOptions& options) const;
   // Applies the CRD manifest (server-side: the MPIJob CRD is too large for a client-side apply) and waits
   // until the API server serves `crd` ("mpijobs.kubeflow.org"); throws after a minute.
   void installCrd(const std::string& manifest, const std::string& crd) const;

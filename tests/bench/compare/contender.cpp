@@ -3,9 +3,11 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 
 #include <unistd.h>
+
+#include "eventually.h"
+#include "ipujob/worker_pod.h"
 
 namespace ipu::bench {
 
@@ -14,12 +16,18 @@ kube::ResourceRef IpuJobContender::jobResource() const {
 }
 
 nlohmann::json IpuJobContender::jobManifest(const std::string& name, int workers) const {
-  return ipuJobManifest(name, workers);
+  nlohmann::json job = {
+      {"apiVersion", "graphcore.ai/v1alpha1"}, {"kind", "IPUJob"}, {"metadata", {{"name", name}}}};
+  job["spec"]["ipusPerJobInstance"] = std::to_string(workers);
+  job["spec"]["workersPerJobInstance"] = std::to_string(workers);
+  job["spec"]["workers"]["template"]["spec"]["containers"] = nlohmann::json::array(
+      {{{"name", "train"}, {"image", "train:1"}, {"command", {"python3", "train.py"}}}});
+  return job;
 }
 
 PodRole IpuJobContender::roleOf(const nlohmann::json& pod) const {
-  // The operator's job label (controllers::kJobNameLabel) is on every worker pod it (or the floor) makes.
-  return pod["metadata"].value("labels", nlohmann::json::object()).contains("graphcore.ai/ipujob")
+  // The operator's job label is on every worker pod it (or the floor) makes.
+  return pod["metadata"].value("labels", nlohmann::json::object()).contains(controllers::kJobNameLabel)
              ? PodRole::kWorker
              : PodRole::kOther;
 }
@@ -28,16 +36,6 @@ void stopRunning(testing::BackgroundProcess& process, const std::string& name) {
   if (auto exited = process.wait(std::chrono::milliseconds(0)))
     throw std::runtime_error(name + " exited with " + std::to_string(*exited) + ": " + process.stderrText());
   process.stop();
-}
-
-nlohmann::json ipuJobManifest(const std::string& name, int workers) {
-  nlohmann::json job = {
-      {"apiVersion", "graphcore.ai/v1alpha1"}, {"kind", "IPUJob"}, {"metadata", {{"name", name}}}};
-  job["spec"]["ipusPerJobInstance"] = std::to_string(workers);
-  job["spec"]["workersPerJobInstance"] = std::to_string(workers);
-  job["spec"]["workers"]["template"]["spec"]["containers"] = nlohmann::json::array(
-      {{{"name", "train"}, {"image", "train:1"}, {"command", {"python3", "train.py"}}}});
-  return job;
 }
 
 nlohmann::json processFigures(int pid) {
@@ -73,15 +71,16 @@ nlohmann::json processFigures(int pid) {
 
 void waitForLeaseHolder(const BenchCluster& cluster, const std::string& ns, const std::string& name,
                         std::chrono::seconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    const auto result = testing::run({cluster.tool("kubectl"), "--kubeconfig", cluster.kubeconfig(), "get",
-                                      "lease", "-n", ns, name, "-o", "jsonpath={.spec.holderIdentity}"});
-    if (result.ok() && !result.out.empty()) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  throw std::runtime_error("no holder of Lease " + ns + "/" + name + " after " +
-                           std::to_string(timeout.count()) + " s");
+  const bool held = testing::eventually(
+      [&] {
+        const auto holder =
+            cluster.tryKubectl({"get", "lease", "-n", ns, name, "-o", "jsonpath={.spec.holderIdentity}"});
+        return holder.ok() && !holder.out.empty();
+      },
+      timeout);
+  if (!held)
+    throw std::runtime_error("no holder of Lease " + ns + "/" + name + " after " +
+                             std::to_string(timeout.count()) + " s");
 }
 
 }  // namespace ipu::bench

@@ -49,6 +49,7 @@ class Contender {
 class IpuJobContender : public Contender {
  public:
   kube::ResourceRef jobResource() const override;
+  // `workers` worker pods on as many IPUs.
   nlohmann::json jobManifest(const std::string& name, int workers) const override;
   PodRole roleOf(const nlohmann::json& pod) const override;
 };
@@ -56,9 +57,6 @@ class IpuJobContender : public Contender {
 std::unique_ptr<Contender> makeFloor(ClientSettings settings);
 std::unique_ptr<Contender> makeIpuOperator(ClientSettings settings, const std::string& workDirectory);
 std::unique_ptr<Contender> makeMpiOperator(ClientSettings settings);
-
-// The IPUJob both ipu-operator and the floor are given: `workers` worker pods on as many IPUs.
-nlohmann::json ipuJobManifest(const std::string& name, int workers);
 
 // Figures of a process from /proc: resident and peak resident MB, CPU seconds (user + system).
 nlohmann::json processFigures(int pid);

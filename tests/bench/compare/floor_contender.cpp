@@ -15,7 +15,6 @@
 #include "ipujob/ipujob_reconciler.h"
 #include "ipujob/runtime_injection.h"
 #include "ipujob/worker_pod.h"
-#include "kube/cpprest_transport.h"
 #include "kube/rest_client.h"
 #include "tls/pki.h"
 
@@ -36,13 +35,7 @@ class Floor final : public IpuJobContender {
   bool owns(const std::string& userAgent) const override { return userAgent == kFloorAgent; }
 
   void start(const BenchCluster& cluster, const std::string& /*ns*/) override {
-    auto config = kube::loadKubeconfig(cluster.kubeconfig());
-    if (!config) throw std::runtime_error("kubeconfig: " + config.error().message);
-    auto transport = kube::CppRestTransport::create(*config);
-    if (!transport) throw std::runtime_error("transport: " + transport.error().message);
-    client_ = std::make_unique<kube::RestClient>(
-        std::shared_ptr<kube::Transport>(std::move(*transport)), *config,
-        kube::ClientOptions{.qps = settings_.qps, .burst = settings_.burst, .userAgent = kFloorAgent});
+    client_ = cluster.client({.qps = settings_.qps, .burst = settings_.burst, .userAgent = kFloorAgent});
     // One certificate set for every job: the floor measures the API server, not key generation.
     credentials_ = runtime::pki::issueJobCredentials("floor/bench", std::chrono::hours(24));
     for (int i = 0; i < settings_.workers; ++i) threads_.emplace_back([this] { work(); });

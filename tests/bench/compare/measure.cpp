@@ -3,7 +3,6 @@
 #include <thread>
 
 #include "audit_counts.h"
-#include "kube/cpprest_transport.h"
 #include "kube/rest_client.h"
 
 namespace ipu::bench {
@@ -20,16 +19,6 @@ double since(Clock::time_point start, Clock::time_point at) {
 // with room to spare: the same for every contender.
 int nodesFor(const Scenario& scenario) {
   return std::max(4, scenario.jobs * (scenario.workersPerJob + 1) / 100 + 2);
-}
-
-std::unique_ptr<kube::RestClient> benchClient(const BenchCluster& cluster) {
-  auto config = kube::loadKubeconfig(cluster.kubeconfig());
-  if (!config) throw std::runtime_error("kubeconfig: " + config.error().message);
-  auto transport = kube::CppRestTransport::create(*config);
-  if (!transport) throw std::runtime_error("transport: " + transport.error().message);
-  return std::make_unique<kube::RestClient>(
-      std::shared_ptr<kube::Transport>(std::move(*transport)), *config,
-      kube::ClientOptions{.qps = 1e6, .burst = 1000000, .userAgent = "ipu-bench"});
 }
 
 // The API server's first write of a kind it has just begun to serve takes seconds (its storage and the CRD's
@@ -56,7 +45,7 @@ json measure(Contender& contender, const Scenario& scenario, const std::string& 
   cluster.installCrd(std::string(IPU_SOURCE_DIR) + "/crds/", "ipujobs.graphcore.ai");
   cluster.kubectl({"create", "namespace", ns});
   contender.prepare(cluster);
-  auto client = benchClient(cluster);
+  auto client = cluster.client({.qps = 1e6, .burst = 1000000, .userAgent = "ipu-bench"});
   warmUp(*client, contender);
   contender.start(cluster, ns);
   PodTimeline timeline(*client, ns, [&](const json& pod) { return contender.roleOf(pod); });
