@@ -7,6 +7,7 @@
 #include "ipujob/job_status.h"
 #include "ipujob/orphan_partitions.h"
 #include "ipujob/worker_pod.h"
+#include "ipujob/worker_pod_cache.h"
 
 namespace ipu::controllers {
 namespace {
@@ -75,6 +76,7 @@ IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu
       reconciler_(manager.client(), pods_.store(), inventory_, admitter_, events, manager.clock(),
                   withLedger(std::move(config.reconciler), ledger_)),
       sweeper_(manager.client(), reconciler_.partitionIdPrefix(), config.orphanSweepDryRun) {
+  pods_.setTransform(trimWorkerPodForCache);
   const kube::Store& jobs = jobs_.store();
   controller_ =
       &manager.controller("ipujob")

@@ -53,6 +53,7 @@ IpuJobReconciler::IpuJobReconciler(kube::RestClient& client, const kube::Store& 
       clock_(clock),
       options_(std::move(options)),
       vipuSlots_(options_.vipuPassesPerController),
+      progressWrites_(clock, options_.progressWritePeriod),
       partitions_(inventory, admitter, events, options_.partitionIdPrefix, options_.legacyPartitionIdPrefix),
       workers_(client, events, options_.pods),
       finalizer_(client, ipuJobResource(), kCleanupFinalizer) {}
@@ -91,6 +92,13 @@ Result<Action> IpuJobReconciler::cleanup(const Json& job) {
 Result<Action> IpuJobReconciler::apply(const Json& job) {
   JobPass pass(job, clock_.wallNow());
   Result<Action> action = step(pass);
+  if (action && pass.progressOnly) {
+    if (const Clock::Duration hold = progressWrites_.holdFor(pass.key); hold > Clock::Duration::zero()) {
+      // Written by a pass within `hold`, unless a change (the next worker running) writes it sooner.
+      if (!action->requeueAfter || hold < *action->requeueAfter) action->requeueAfter = hold;
+      return action;
+    }
+  }
   // What the step found out is written even when it failed (a reason the user should see).
   if (Status written = write(pass); !written) {
     if (pass.admitted) admitter_.forget(pass.key);  // not recorded: nothing is promised
@@ -334,7 +342,12 @@ Result<Action> IpuJobReconciler::run(JobPass& pass, const api::IpuJob& job) {
     const WorkerPods pods = splitByAttempt(pods_.listOwnedBy(job.identity.uid), pass.attempt());
     if (!pods.stale.empty()) return restart(pass, pods.stale);
   }
-  auto partitions = partitions_.ensure(pass, job.spec);
+  const bool attemptHasPods =
+      !splitByAttempt(pods_.listOwnedBy(job.identity.uid), pass.attempt()).current.empty();
+  auto partitions = partitions_.ensure(pass, job.spec, attemptHasPods);
+  // Looked at once more right away: a partition V-IPU activates at once starts its pods in this pass rather
+  // than after an activation poll.
+  if (partitions && partitions->createdNow) partitions = partitions_.ensure(pass, job.spec, attemptHasPods);
   if (!partitions) {
     if (partitions.error().code == ErrorCode::kFailedPrecondition) return waitFor(pass, partitions.error());
     return partitions.error();
@@ -415,6 +428,7 @@ Result<Action> IpuJobReconciler::judge(JobPass& pass, const api::IpuJob& job,
   if (workers.allUp(count)) {
     pass.setPhase(kPhaseRunning, "Running", "All worker pods are running");
   } else {
+    pass.progressOnly = pass.observed.phase == kPhaseCreating;
     pass.setPhase(kPhaseCreating, "PodsStarting",
                   "Waiting for worker pods: " + std::to_string(workers.running + workers.succeeded) + " of " +
                       std::to_string(count) + " running");
@@ -498,6 +512,7 @@ Status IpuJobReconciler::write(const JobPass& pass) {
   auto patched = client_.patch(ipuJobResource(), stringMember(metadata, "namespace"),
                                stringMember(metadata, "name"), kube::PatchType::kMerge, patch, "status");
   if (!patched) return patched.error();
+  progressWrites_.written(pass.key);
   if (pass.failpointAfterWrite != nullptr) failpoint(pass.failpointAfterWrite);
   return {};
 }
@@ -509,11 +524,14 @@ void IpuJobReconciler::announce(const JobPass& pass) {
   if (phase == kPhaseRunning && pass.attempt() == 0 && options_.hooks.running) {
     options_.hooks.running(secondsSince(pass.object, pass.now));
   }
+  log::info("IPUJob phase changed", {{"job", pass.key}, {"phase", phase}, {"reason", pass.phaseReason}});
+  // Running is the routine end of starting, shown by the phase and the Ready condition: no Event, which
+  // would cost every job one more write at the client's QPS. Its decisions and troubles each get one.
+  if (phase == kPhaseRunning) return;
   const bool warning = phase == kPhaseFailed || phase == kPhaseRestarting;
   events_.record(kube::referenceTo(pass.object),
                  warning ? kube::EventType::kWarning : kube::EventType::kNormal,
                  eventReasonFor(phase, pass.phaseReason), pass.status.lastMessage);
-  log::info("IPUJob phase changed", {{"job", pass.key}, {"phase", phase}, {"reason", pass.phaseReason}});
 }
 
 void IpuJobReconciler::warnIfLauncherNotRun(const JobPass& pass, const api::IpuJobSpec& spec) {

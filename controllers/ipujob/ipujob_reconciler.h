@@ -13,6 +13,7 @@
 #include "ctrl/reconciler.h"
 #include "ipujob/job_pass.h"
 #include "ipujob/partition_steps.h"
+#include "ipujob/progress_writes.h"
 #include "ipujob/restart_policy.h"
 #include "ipujob/vipu_call_slots.h"
 #include "ipujob/worker_observation.h"
@@ -62,6 +63,9 @@ struct ReconcilerOptions {
   // Something only another party can clear (a child's name or a partition id still held by an earlier job of
   // the same name): look again this often.
   Clock::Duration waitRetry = std::chrono::seconds(1);
+  // A job's progress-only status writes (workers starting) go at most this often (ProgressWrites); zero:
+  // each at once.
+  Clock::Duration progressWritePeriod = std::chrono::seconds(1);
   ReconcilerHooks hooks;
   // Where admissions claim their namespace's IPUQuota before they are recorded; nullptr: no quotas.
   QuotaLedger* quotaLedger = nullptr;
@@ -144,6 +148,7 @@ class IpuJobReconciler final : public ctrl::Reconciler {
   Clock& clock_;
   ReconcilerOptions options_;
   VipuCallSlots vipuSlots_;
+  ProgressWrites progressWrites_;
   PartitionSteps partitions_;
   WorkerSteps workers_;
   ctrl::Finalizer finalizer_;

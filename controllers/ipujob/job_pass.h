@@ -49,6 +49,9 @@ struct JobPass {
   bool conditional = false;
   // This pass admitted the job (its admission is in flight until the partitions exist).
   bool admitted = false;
+  // This pass only saw progress (workers starting): no decision, no new phase; its write may wait a little
+  // to be folded into the next (ProgressWrites).
+  bool progressOnly = false;
   std::string phaseReason;                    // of the last setPhase: the Event's reason
   const char* failpointAfterWrite = nullptr;  // crash tests: a decision recorded, nothing done about it yet
 };

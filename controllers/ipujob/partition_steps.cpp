@@ -55,7 +55,8 @@ void PartitionSteps::abandon(const JobPass& pass, api::PartitionRecord& partitio
                {{"job", pass.key}, {"partition", partition.id}, {"reason", reason}});
 }
 
-Result<PartitionsState> PartitionSteps::ensure(JobPass& pass, const api::IpuJobSpec& spec) {
+Result<PartitionsState> PartitionSteps::ensure(JobPass& pass, const api::IpuJobSpec& spec,
+                                               bool attemptHasPods) {
   const auto held = pass.status.heldPartitions();
   PartitionsState state;
   for (const auto& record : held) {
@@ -86,9 +87,9 @@ Result<PartitionsState> PartitionSteps::ensure(JobPass& pass, const api::IpuJobS
   std::vector<api::PartitionRecord> missing;
   for (const auto& partition : held) {
     if (state.byId.contains(partition.id)) continue;
-    if (partition.state == kPartitionActive) {
-      // Active once, so it was created and then removed (by hand, or by V-IPU itself) under the pods using
-      // it.
+    if (partition.state == kPartitionActive || attemptHasPods) {
+      // Active once (recorded so, or pods of this attempt exist, which are made only on active partitions),
+      // so it was created and then removed (by hand, or by V-IPU itself) under the pods using it.
       state.kind = PartitionsState::Kind::kLost;
       state.message =
           "V-IPU partition " + partition.id + " was Active and has disappeared from " + state.target->name;
@@ -111,6 +112,7 @@ Result<PartitionsState> PartitionSteps::ensure(JobPass& pass, const api::IpuJobS
       return created.error();
     }
     state.kind = fits ? PartitionsState::Kind::kActivating : PartitionsState::Kind::kNoLongerFits;
+    state.createdNow = fits;
     return state;
   }
   admitter_.forget(pass.key);  // every partition exists: V-IPU lists them from now on
@@ -215,9 +217,12 @@ Status PartitionSteps::create(const JobPass& pass, const VipuTarget& target,
     known.spec.ipus = placement->ipus;
     known.readyState = vipu::ReadyState::kPending;
     inventory_.partitionCreated(target.name, std::move(known));
-    events_.record(kube::referenceTo(pass.object), kube::EventType::kNormal, "PartitionCreated",
-                   "Created V-IPU partition " + partition.id + " (" + std::to_string(partition.size) +
-                       " IPUs) on " + target.name);
+    // A log line, not an Event: status.partitions shows it, and an Event per routine step would cost every
+    // job a write at the client's QPS (the job's Events are its decisions and its troubles).
+    log::info("created partition", {{"job", pass.key},
+                                    {"partition", partition.id},
+                                    {"ipus", std::to_string(partition.size)},
+                                    {"controller", target.name}});
     failpoint("ipujob/after-partition-created");
   }
   return {};

@@ -27,7 +27,8 @@ struct PartitionsState {
     kLost,               // a partition recorded Active is gone from V-IPU: the attempt on it is lost
   };
   Kind kind = Kind::kActivating;
-  std::string message;  // kError, kControllerUnknown, kNotOwned, kLost: what, for the user
+  bool createdNow = false;  // kActivating: this call created the missing partitions
+  std::string message;      // kError, kControllerUnknown, kNotOwned, kLost: what, for the user
   const VipuTarget* target = nullptr;
   std::shared_ptr<const vipu::PartitionPlanner> planner;
   std::map<std::string, vipu::Partition> byId;  // kActive: V-IPU's view of each recorded partition
@@ -56,7 +57,9 @@ class PartitionSteps {
   // job's controller is not configured.
   // A partition recorded Active that V-IPU no longer has is never created again silently under the pods
   // that used it: ensure() reports kLost and leaves the decision to the restart policy.
-  Result<PartitionsState> ensure(JobPass& pass, const api::IpuJobSpec& spec);
+  // `attemptHasPods`: pods of the current attempt exist, so its partitions were all Active once (pods are
+  // made only then), whether or not a status write has recorded it yet.
+  Result<PartitionsState> ensure(JobPass& pass, const api::IpuJobSpec& spec, bool attemptHasPods);
   // Records the lost partitions (kLost: recorded, gone from V-IPU) as Planned again, so that ensure()
   // creates them anew for the next attempt.
   static void planLostAgain(JobPass& pass, const PartitionsState& lost);

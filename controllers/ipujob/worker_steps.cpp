@@ -2,6 +2,7 @@
 
 #include "common/failpoint.h"
 #include "common/json_access.h"
+#include "common/log.h"
 #include "common/time_format.h"
 #include "ipujob/child_ownership.h"
 #include "ipujob/runtime_injection.h"
@@ -37,8 +38,8 @@ Status WorkerSteps::createMissing(const JobPass& pass, const api::IpuJob& job, c
     ++created;
   }
   if (created > 0) {
-    events_.record(kube::referenceTo(pass.object), kube::EventType::kNormal, "PodsCreated",
-                   "Created " + std::to_string(created) + " worker pod(s)");
+    // Logged, not an Event: the pods themselves and the job's status show it (see PartitionSteps::create).
+    log::info("created worker pods", {{"job", pass.key}, {"count", std::to_string(created)}});
     failpoint("ipujob/after-pods-created");
   }
   return {};

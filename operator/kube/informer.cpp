@@ -4,12 +4,17 @@
 
 namespace ipu::kube {
 
-Informer::Informer(RestClient& client, ResourceRef resource, std::string ns, WatcherConfig config, Clock& clock)
+Informer::Informer(RestClient& client, ResourceRef resource, std::string ns, WatcherConfig config,
+                   Clock& clock)
     : resource_(resource), watcher_(client, std::move(resource), std::move(ns), std::move(config), clock) {}
 
-Informer::~Informer() { stop(); }
+Informer::~Informer() {
+  stop();
+}
 
-void Informer::addHandlers(EventHandlers handlers) { handlers_.push_back(std::move(handlers)); }
+void Informer::addHandlers(EventHandlers handlers) {
+  handlers_.push_back(std::move(handlers));
+}
 
 void Informer::start() {
   if (thread_.joinable()) return;
@@ -33,6 +38,10 @@ void Informer::stop() {
 }
 
 void Informer::deliver(WatcherEvent&& event) {
+  if (!event.object.is_null()) {
+    stripBookkeeping(event.object);
+    if (transform_) transform_(event.object);
+  }
   bool initDone = event.kind == WatcherEvent::Kind::kInitDone;
   for (const auto& change : store_.apply(std::move(event))) {
     for (const auto& handlers : handlers_) {

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "kube/cache_trim.h"
 #include "kube/store.h"
 #include "kube/watcher.h"
 
@@ -30,6 +31,10 @@ class Informer {
   Informer& operator=(const Informer&) = delete;
 
   void addHandlers(EventHandlers handlers);
+  // What the cache keeps of each object, after stripBookkeeping (which it always applies). Set before
+  // start(). One per informer: the cache is shared by everyone who watches the resource, so the transform
+  // must keep every field any of them reads.
+  void setTransform(CacheTransform transform) { transform_ = std::move(transform); }
   void start();
   void stop();
 
@@ -48,6 +53,7 @@ class Informer {
   Watcher watcher_;
   Store store_;
   std::vector<EventHandlers> handlers_;
+  CacheTransform transform_;
   std::atomic<uint64_t> errors_{0};
   std::mutex syncMutex_;
   std::condition_variable synced_;

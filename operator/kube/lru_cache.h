@@ -37,6 +37,14 @@ class LruCache {
     return entries_.front().second;
   }
 
+  // Removes `key`'s entry, if any.
+  void erase(const Key& key) {
+    auto found = index_.find(key);
+    if (found == index_.end()) return;
+    entries_.erase(found->second);
+    index_.erase(found);
+  }
+
   std::size_t size() const { return entries_.size(); }
   std::size_t capacity() const { return capacity_; }
 

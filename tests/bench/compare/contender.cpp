@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include <unistd.h>
 
@@ -67,6 +68,23 @@ nlohmann::json processFigures(int pid) {
     figures["cpu_seconds"] = (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
   }
   return figures;
+}
+
+double waitForLogLine(testing::BackgroundProcess& process, const std::string& name, const std::string& text,
+                      std::chrono::seconds timeout) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + timeout;
+  for (;;) {
+    if (process.stderrText().find(text) != std::string::npos)
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (auto exited = process.wait(std::chrono::milliseconds(0)))
+      throw std::runtime_error(name + " exited with " + std::to_string(*exited) + ": " +
+                               process.stderrText());
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error(name + " did not log '" + text + "' within " +
+                               std::to_string(timeout.count()) + " s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 void waitForLeaseHolder(const BenchCluster& cluster, const std::string& ns, const std::string& name,

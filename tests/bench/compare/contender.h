@@ -1,6 +1,8 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -41,6 +43,11 @@ class Contender {
   // The contender's process figures ({"rss_mb", "peak_rss_mb", "cpu_seconds"}); {} when it runs in the
   // bench's own process.
   virtual nlohmann::json processStats() const { return nlohmann::json::object(); }
+  // Stops the contender's process and starts it again as it was: the seconds from the new process's start
+  // until its caches have synced (as its own log says), or nullopt when it has no process of its own.
+  virtual std::optional<double> restart(const BenchCluster& /*cluster*/, const std::string& /*ns*/) {
+    return std::nullopt;
+  }
   // Stops it; throws when it failed on its own while running (its log tail in the message).
   virtual void stop() = 0;
 };
@@ -63,6 +70,10 @@ nlohmann::json processFigures(int pid);
 
 // Stops a contender's process; throws (with its log) when it had exited on its own before.
 void stopRunning(testing::BackgroundProcess& process, const std::string& name);
+
+// Waits until the process's stderr holds `text`: the seconds waited; throws when it exits or after `timeout`.
+double waitForLogLine(testing::BackgroundProcess& process, const std::string& name, const std::string& text,
+                      std::chrono::seconds timeout);
 
 // Waits until the Lease ns/name has a holder; throws after `timeout`.
 void waitForLeaseHolder(const BenchCluster& cluster, const std::string& ns, const std::string& name,

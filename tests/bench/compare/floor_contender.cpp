@@ -1,9 +1,10 @@
 // The floor: what the API server allows for the objects ipu-operator makes, with nothing else. A bare client
 // (the operator's own HTTP stack, QPS and burst, as many threads as the operator has workers) takes each job
-// as it is created and writes what the operator writes to run it: the cleanup finalizer, one status write
-// recording the job's partition as admitted, the runtime's certificate Secret when an instance spans several
-// pods, the headless Service and the worker pods, built by the operator's own pure functions. No watch, no
-// reconcile, no V-IPU call, no Event.
+// as it is created and writes what the operator writes to run it, in its order: the cleanup finalizer, the
+// status write recording the job's partition as admitted and its Event, the runtime's certificate Secret
+// when an instance spans several pods, the headless Service and the worker pods (built by the operator's own
+// pure functions), then the status write saying the job runs. No watch, no reconcile, no V-IPU call, no
+// waiting for the pods: the writes follow each other as fast as the client's QPS lets them.
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include "ipujob/ipujob_reconciler.h"
 #include "ipujob/runtime_injection.h"
 #include "ipujob/worker_pod.h"
+#include "kube/event_recorder.h"
 #include "kube/rest_client.h"
 #include "tls/pki.h"
 
@@ -36,6 +38,7 @@ class Floor final : public IpuJobContender {
 
   void start(const BenchCluster& cluster, const std::string& /*ns*/) override {
     client_ = cluster.client({.qps = settings_.qps, .burst = settings_.burst, .userAgent = kFloorAgent});
+    events_ = std::make_unique<kube::KubeEventRecorder>(*client_);
     // One certificate set for every job: the floor measures the API server, not key generation.
     credentials_ = runtime::pki::issueJobCredentials("floor/bench", std::chrono::hours(24));
     for (int i = 0; i < settings_.workers; ++i) threads_.emplace_back([this] { work(); });
@@ -97,6 +100,9 @@ class Floor final : public IpuJobContender {
                                 "status");
         !r)
       return failed("status", r.error());
+    events_->record(kube::referenceTo(object), kube::EventType::kNormal, "Admitted",
+                    "Admitted to pod64: creating 1 partition(s) of " +
+                        std::to_string(job->spec.ipusPerJobInstance) + " IPUs");
     if (controllers::needsRuntimeCredentials(job->spec)) {
       auto secret = controllers::buildRuntimeSecret(*job, credentials_.caCertPem, credentials_.certPem,
                                                     credentials_.keyPem);
@@ -116,6 +122,10 @@ class Floor final : public IpuJobContender {
           !r)
         return failed("pod", r.error());
     }
+    const nlohmann::json running = {
+        {"status", {{"phase", "Running"}, {"currentReplicas", job->spec.workerCount()}}}};
+    if (auto r = client_->patch(jobs, id.ns, id.name, kube::PatchType::kMerge, running, "status"); !r)
+      return failed("status", r.error());
     return "";
   }
 
@@ -139,6 +149,7 @@ class Floor final : public IpuJobContender {
 
   ClientSettings settings_;
   std::unique_ptr<kube::RestClient> client_;
+  std::unique_ptr<kube::KubeEventRecorder> events_;
   runtime::pki::JobCredentials credentials_;
   std::mutex mutex_;
   std::condition_variable ready_;

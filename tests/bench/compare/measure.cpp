@@ -36,6 +36,23 @@ void warmUp(kube::RestClient& client, const Contender& contender) {
     throw std::runtime_error("delete the warm-up job: " + removed.error().toString());
 }
 
+// The steady-state figures of a contender whose jobs all run (Scenario::steadyState).
+void measureSteadyState(json& result, Contender& contender, const BenchCluster& cluster,
+                        const std::string& ns) {
+  const json before = contender.processStats();
+  if (!before.contains("cpu_seconds")) return;  // no process of its own
+  std::this_thread::sleep_for(std::chrono::minutes(1));
+  const json idle = contender.processStats();
+  result["idle_cpu_seconds_per_minute"] =
+      idle["cpu_seconds"].get<double>() - before["cpu_seconds"].get<double>();
+  result["rss_mb"] = idle["rss_mb"];
+  if (const auto ready = contender.restart(cluster, ns)) {
+    result["ready_after_restart_seconds"] = *ready;
+    std::this_thread::sleep_for(std::chrono::seconds(10));
+    result["rss_after_restart_mb"] = contender.processStats()["rss_mb"];
+  }
+}
+
 }  // namespace
 
 json measure(Contender& contender, const Scenario& scenario, const std::string& clusterDir,
@@ -94,6 +111,7 @@ json measure(Contender& contender, const Scenario& scenario, const std::string& 
   std::this_thread::sleep_for(std::chrono::seconds(5));
   result["process"] = contender.processStats();
   if (result["process"].contains("rss_mb")) result["rss_mb"] = result["process"]["rss_mb"];
+  if (scenario.steadyState && complete) measureSteadyState(result, contender, cluster, ns);
   contender.stop();
   const AuditCounts counts = countRequestsInFile(cluster.auditLog(), [&](const std::string& agent) {
     return contender.owns(agent) ? std::string("contender") : std::string();

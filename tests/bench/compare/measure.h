@@ -12,6 +12,9 @@ struct Scenario {
   std::string name;  // e.g. "500 jobs × 1 worker"
   int jobs = 0;
   int workersPerJob = 1;
+  // Once every pod runs: a minute with nothing to do (the contender's CPU seconds in it, its RSS after),
+  // then a restart of the contender (seconds until its caches have synced again, its RSS 10 s later).
+  bool steadyState = false;
 };
 
 // One measurement on a fresh cluster: the contender started and ready, the scenario's jobs created at once

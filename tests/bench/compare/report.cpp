@@ -12,8 +12,23 @@ namespace {
 
 using nlohmann::json;
 
-const std::vector<std::string> kFigures = {"workers_created_seconds", "workers_running_seconds",
-                                           "launchers_running_seconds", "requests_per_job", "rss_mb"};
+// Each figure a measurement may have: its table header and decimals.
+struct Figure {
+  const char* name;
+  const char* header;
+  int decimals;
+  const char* ratioLabel;
+};
+const std::vector<Figure> kFigures = {
+    {"workers_created_seconds", "all worker pods exist, s", 1, "pods exist"},
+    {"workers_running_seconds", "all worker pods Running, s", 1, "pods Running"},
+    {"launchers_running_seconds", "launchers Running, s", 1, "launchers Running"},
+    {"requests_per_job", "API requests per job", 1, "requests per job"},
+    {"rss_mb", "RSS, MB", 0, "RSS"},
+    {"idle_cpu_seconds_per_minute", "CPU s per idle minute", 2, "idle CPU"},
+    {"ready_after_restart_seconds", "ready after a restart, s", 2, "ready after a restart"},
+    {"rss_after_restart_mb", "RSS after a restart, MB", 0, "RSS after a restart"},
+};
 
 json spread(std::vector<double> values) {
   if (values.empty()) return nullptr;
@@ -57,9 +72,9 @@ json summarize(const json& measurements) {
       ++incomplete[scenario][contender];
       continue;
     }
-    for (const std::string& figure : kFigures)
-      if (m.contains(figure) && m[figure].is_number())
-        values[scenario][contender][figure].push_back(m[figure].get<double>());
+    for (const Figure& figure : kFigures)
+      if (m.contains(figure.name) && m[figure.name].is_number())
+        values[scenario][contender][figure.name].push_back(m[figure.name].get<double>());
   }
   json summary = json::array();
   for (const std::string& scenario : scenarios) {
@@ -69,7 +84,8 @@ json summarize(const json& measurements) {
       json row = {{"contender", contender},
                   {"role", roles[scenario][contender]},
                   {"incomplete_runs", incomplete[scenario][contender]}};
-      for (const std::string& figure : kFigures) row[figure] = spread(values[scenario][contender][figure]);
+      for (const Figure& figure : kFigures)
+        row[figure.name] = spread(values[scenario][contender][figure.name]);
       rows.push_back(row);
     }
     json ratios = json::array();
@@ -79,13 +95,11 @@ json summarize(const json& measurements) {
     for (const json& row : rows) {
       if (ours == nullptr || &row == ours) continue;
       json ratio = {{"of", (*ours)["contender"]}, {"to", row["contender"]}};
-      for (const char* figure :
-           {"workers_created_seconds", "workers_running_seconds", "requests_per_job", "rss_mb"}) {
-        const json& a = (*ours)[figure];
-        const json& b = row[figure];
-        ratio[figure] = a.is_null() || b.is_null() || b["median"].get<double>() == 0
-                            ? json(nullptr)
-                            : json(a["median"].get<double>() / b["median"].get<double>());
+      for (const Figure& figure : kFigures) {
+        const json& a = (*ours)[figure.name];
+        const json& b = row[figure.name];
+        if (a.is_null() || b.is_null() || b["median"].get<double>() == 0) continue;
+        ratio[figure.name] = a["median"].get<double>() / b["median"].get<double>();
       }
       ratios.push_back(ratio);
     }
@@ -97,28 +111,35 @@ json summarize(const json& measurements) {
 std::string markdownTable(const json& summary) {
   std::ostringstream out;
   for (const json& scenario : summary) {
-    out << "\n#### " << scenario.value("scenario", "") << "\n\n"
-        << "| | all worker pods exist, s | all worker pods Running, s | launchers Running, s | API requests "
-           "per job "
-           "| RSS, MB |\n| --- | --- | --- | --- | --- | --- |\n";
+    // The columns some contender of the scenario has a figure for.
+    std::vector<Figure> columns;
+    for (const Figure& figure : kFigures) {
+      for (const json& row : scenario["contenders"]) {
+        if (!row.value(figure.name, json()).is_null()) {
+          columns.push_back(figure);
+          break;
+        }
+      }
+    }
+    out << "\n#### " << scenario.value("scenario", "") << "\n\n|";
+    for (const Figure& figure : columns) out << " | " << figure.header;
+    out << " |\n| ---";
+    for (std::size_t i = 0; i < columns.size(); ++i) out << " | ---";
+    out << " |\n";
     for (const json& row : scenario["contenders"]) {
       out << "| " << row.value("contender", "");
       if (row.value("incomplete_runs", 0) > 0)
         out << " (" << row["incomplete_runs"].get<int>() << " run(s) incomplete)";
-      out << " | " << cell(row["workers_created_seconds"], 1) << " | "
-          << cell(row["workers_running_seconds"], 1) << " | " << cell(row["launchers_running_seconds"], 1)
-          << " | " << cell(row["requests_per_job"], 1) << " | " << cell(row["rss_mb"], 0) << " |\n";
+      for (const Figure& figure : columns)
+        out << " | " << cell(row.value(figure.name, json()), figure.decimals);
+      out << " |\n";
     }
     for (const json& ratio : scenario["ratios"]) {
       out << "\n" << ratio.value("of", "") << " / " << ratio.value("to", "") << " (medians):";
-      const auto put = [&](const char* label, const char* figure) {
-        if (!ratio[figure].is_null())
-          out << " " << label << " " << format(ratio[figure].get<double>(), 2) << "×;";
-      };
-      put("pods exist", "workers_created_seconds");
-      put("pods Running", "workers_running_seconds");
-      put("requests per job", "requests_per_job");
-      put("RSS", "rss_mb");
+      for (const Figure& figure : columns) {
+        if (ratio.contains(figure.name))
+          out << " " << figure.ratioLabel << " " << format(ratio[figure.name].get<double>(), 2) << "×;";
+      }
     }
     out << "\n";
   }
