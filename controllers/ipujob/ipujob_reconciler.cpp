@@ -342,12 +342,10 @@ Result<Action> IpuJobReconciler::run(JobPass& pass, const api::IpuJob& job) {
     const WorkerPods pods = splitByAttempt(pods_.listOwnedBy(job.identity.uid), pass.attempt());
     if (!pods.stale.empty()) return restart(pass, pods.stale);
   }
-  const bool attemptHasPods =
-      !splitByAttempt(pods_.listOwnedBy(job.identity.uid), pass.attempt()).current.empty();
-  auto partitions = partitions_.ensure(pass, job.spec, attemptHasPods);
+  auto partitions = partitions_.ensure(pass, job.spec);
   // Looked at once more right away: a partition V-IPU activates at once starts its pods in this pass rather
   // than after an activation poll.
-  if (partitions && partitions->createdNow) partitions = partitions_.ensure(pass, job.spec, attemptHasPods);
+  if (partitions && partitions->createdNow) partitions = partitions_.ensure(pass, job.spec);
   if (!partitions) {
     if (partitions.error().code == ErrorCode::kFailedPrecondition) return waitFor(pass, partitions.error());
     return partitions.error();

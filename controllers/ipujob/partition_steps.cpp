@@ -55,8 +55,7 @@ void PartitionSteps::abandon(const JobPass& pass, api::PartitionRecord& partitio
                {{"job", pass.key}, {"partition", partition.id}, {"reason", reason}});
 }
 
-Result<PartitionsState> PartitionSteps::ensure(JobPass& pass, const api::IpuJobSpec& spec,
-                                               bool attemptHasPods) {
+Result<PartitionsState> PartitionSteps::ensure(JobPass& pass, const api::IpuJobSpec& spec) {
   const auto held = pass.status.heldPartitions();
   PartitionsState state;
   for (const auto& record : held) {
@@ -87,9 +86,9 @@ Result<PartitionsState> PartitionSteps::ensure(JobPass& pass, const api::IpuJobS
   std::vector<api::PartitionRecord> missing;
   for (const auto& partition : held) {
     if (state.byId.contains(partition.id)) continue;
-    if (partition.state == kPartitionActive || attemptHasPods) {
-      // Active once (recorded so, or pods of this attempt exist, which are made only on active partitions),
-      // so it was created and then removed (by hand, or by V-IPU itself) under the pods using it.
+    if (partition.state == kPartitionActive) {
+      // Active once, so it was created and then removed (by hand, or by V-IPU itself) under the pods using
+      // it.
       state.kind = PartitionsState::Kind::kLost;
       state.message =
           "V-IPU partition " + partition.id + " was Active and has disappeared from " + state.target->name;

@@ -57,9 +57,7 @@ class PartitionSteps {
   // job's controller is not configured.
   // A partition recorded Active that V-IPU no longer has is never created again silently under the pods
   // that used it: ensure() reports kLost and leaves the decision to the restart policy.
-  // `attemptHasPods`: pods of the current attempt exist, so its partitions were all Active once (pods are
-  // made only then), whether or not a status write has recorded it yet.
-  Result<PartitionsState> ensure(JobPass& pass, const api::IpuJobSpec& spec, bool attemptHasPods);
+  Result<PartitionsState> ensure(JobPass& pass, const api::IpuJobSpec& spec);
   // Records the lost partitions (kLost: recorded, gone from V-IPU) as Planned again, so that ensure()
   // creates them anew for the next attempt.
   static void planLostAgain(JobPass& pass, const PartitionsState& lost);

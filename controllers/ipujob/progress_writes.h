@@ -14,8 +14,11 @@ namespace ipu::controllers {
 // (the next workers running, or all of them, which is a phase change and written at once) goes in the same
 // write. The pods of a job start within moments of each other: each write left out is a request at the
 // client's QPS given to jobs whose pods are still to be made (the Job controller batches its pod events for
-// the same reason). Decisions and phase changes are never held. Memory only: after a restart of the
-// operator a change waits at most `period` again. Thread-safe.
+// the same reason). Decisions and phase changes are never held. What waits includes the partitions turning
+// Active in status: a partition removed from V-IPU within that second after its pods were made is created
+// again rather than reported lost, as after a crash between making the pods and writing the status (the pods
+// have rarely started their program by then). Memory only: after a restart of the operator a change waits
+// at most `period` again. Thread-safe.
 class ProgressWrites {
  public:
   ProgressWrites(Clock& clock, Clock::Duration period, std::size_t jobsRemembered = 16384);

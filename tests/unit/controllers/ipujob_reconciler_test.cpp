@@ -436,8 +436,12 @@ TEST_F(ReconcilerTest, APartitionLostWhileActiveRestartsTheJobAndComesBackOnlyAf
   clock_.advance(1s);
   transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
   transport_->expect("POST", kPodsPath, 201, "{}");
-  pass();  // "0 of 1 running" waits a second: status still says Planned
+  EXPECT_EQ(pass(), Action::requeue(1s)) << "\"0 of 1 running\" waits a second for the pod's news";
   addWorkerPod(0, "Pending");
+  clock_.advance(1s);
+  expectStatusPatch();
+  pass();
+  EXPECT_EQ(job_["status"]["partitions"][0]["state"], "Active");
   ASSERT_TRUE(vipu_->removePartition(kPartition, true).ok());
   expectStatusPatch();
   pass();
