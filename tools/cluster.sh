@@ -254,6 +254,15 @@ rules:
 POLICY
 }
 
+# Whether every simulated node is Ready, counted from one list (`kubectl wait` takes a node at a time, and a
+# hundred of them outlast any short timeout). Uses the caller's kubectl array.
+simulated_nodes_ready() {
+  local ready
+  ready=$("${kubectl[@]}" get nodes --selector ipu.graphcore.ai/host=true \
+    -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c '^True$')
+  ((ready == nodes))
+}
+
 write_nodes_manifest() {
   local i pods pod
   IFS=, read -r -a pods <<< "$ipu_pods"
@@ -395,8 +404,7 @@ KWOKLOGS
     curl -sfk "https://127.0.0.1:$cm_port/healthz"
   proc_wait_until kube-scheduler "kube-scheduler to be healthy" curl -sfk "https://127.0.0.1:$scheduler_port/healthz"
   write_nodes_manifest | "${kubectl[@]}" apply -f - > /dev/null
-  proc_wait_until kwok "the simulated nodes to be Ready" \
-    "${kubectl[@]}" wait --for=condition=Ready node --selector ipu.graphcore.ai/host=true --timeout 2s
+  proc_wait_until kwok "the simulated nodes to be Ready" simulated_nodes_ready
   # Pods cannot be created in a namespace before its default service account exists.
   proc_wait_until kube-controller-manager "the default service account" "${kubectl[@]}" get serviceaccount default
   local control_plane_time=$((SECONDS - started)) real_node_env=""

@@ -31,7 +31,9 @@ std::string script() {
 BenchCluster::BenchCluster(std::string dir, int nodes) : dir_(std::move(dir)) {
   testing::run({script(), "down", "--dir", dir_}, {.timeout = std::chrono::minutes(2)});
   const auto up =
-      testing::run({script(), "up", "--dir", dir_, "--nodes", std::to_string(nodes), "--audit-all"},
+      // A hundred simulated nodes take kwok longer than the script's default two minutes to report Ready.
+      testing::run({script(), "up", "--dir", dir_, "--nodes", std::to_string(nodes), "--audit-all",
+                    "--timeout", "600"},
                    {.timeout = std::chrono::minutes(30)});
   if (!up.ok()) throw std::runtime_error("tools/cluster.sh up: " + up.describe());
   auto env = readEnvFile(dir_ + "/cluster.env");

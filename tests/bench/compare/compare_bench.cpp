@@ -112,7 +112,16 @@ int main(int argc, char** argv) try {
         auto contender = entrant.make();
         std::cerr << "compare_bench: " << plan.scenario.name << " (" << plan.scenario.jobs << " jobs), run "
                   << run + 1 << "/" << runs << ": " << contender->name() << "\n";
-        json m = measure(*contender, plan.scenario, clusterDir, std::chrono::minutes(plan.once ? 25 : 15));
+        json m;
+        try {
+          m = measure(*contender, plan.scenario, clusterDir, std::chrono::minutes(plan.once ? 25 : 15));
+        } catch (const std::exception& e) {
+          // One failed measurement (a cluster that would not start) loses only itself, not the whole run.
+          m = {{"scenario", plan.scenario.name},
+               {"contender", contender->name()},
+               {"complete", false},
+               {"error", e.what()}};
+        }
         m["role"] = entrant.role;
         m["run"] = run + 1;
         allComplete = allComplete && m.value("complete", false);

@@ -36,6 +36,23 @@ void warmUp(kube::RestClient& client, const Contender& contender) {
     throw std::runtime_error("delete the warm-up job: " + removed.error().toString());
 }
 
+AuditCounts contenderRequests(const BenchCluster& cluster, const Contender& contender) {
+  return countRequestsInFile(cluster.auditLog(), [&](const std::string& agent) {
+    return contender.owns(agent) ? std::string("contender") : std::string();
+  });
+}
+
+std::int64_t requestsBesidesLeases(const BenchCluster& cluster, const Contender& contender) {
+  const AuditCounts counts = contenderRequests(cluster, contender);
+  const auto mine = counts.clients.find("contender");
+  if (mine == counts.clients.end()) return 0;
+  std::int64_t sent = 0;
+  for (const auto& [what, count] : mine->second.byVerbResource) {
+    if (!what.ends_with(" leases")) sent += count;
+  }
+  return sent;
+}
+
 // The steady-state figures of a contender whose jobs all run (Scenario::steadyState).
 void measureSteadyState(json& result, Contender& contender, const BenchCluster& cluster,
                         const std::string& ns) {
@@ -108,14 +125,19 @@ json measure(Contender& contender, const Scenario& scenario, const std::string& 
   if (complete && launcher.exist > 0)
     result["launchers_running_seconds"] = since(start, launcher.lastRunning);
 
-  std::this_thread::sleep_for(std::chrono::seconds(5));
+  // The writes that follow Running (status) count too: until the contender has sent nothing but Lease
+  // renewals for 5 s, at most 2 minutes.
+  for (std::int64_t last = -1, i = 0; i < 24; ++i) {
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    const std::int64_t sent = requestsBesidesLeases(cluster, contender);
+    if (sent == last) break;
+    last = sent;
+  }
   result["process"] = contender.processStats();
   if (result["process"].contains("rss_mb")) result["rss_mb"] = result["process"]["rss_mb"];
   if (scenario.steadyState && complete) measureSteadyState(result, contender, cluster, ns);
   contender.stop();
-  const AuditCounts counts = countRequestsInFile(cluster.auditLog(), [&](const std::string& agent) {
-    return contender.owns(agent) ? std::string("contender") : std::string();
-  });
+  const AuditCounts counts = contenderRequests(cluster, contender);
   const auto mine = counts.clients.find("contender");
   const std::int64_t requests = mine == counts.clients.end() ? 0 : mine->second.total;
   result["requests"] = requests;

@@ -19,7 +19,8 @@ struct Scenario {
 
 // One measurement on a fresh cluster: the contender started and ready, the scenario's jobs created at once
 // by the bench's own client, until every worker pod (and launcher pod, if the contender makes them) is
-// Running, then 5 s more so the writes that follow Running (status) are counted too. Returns the figures
+// Running, then until it has sent nothing but Lease renewals for 5 s, so the writes that follow Running
+// (status) are counted too. Returns the figures
 // ("complete": false with "error" when the pods did not all run within `timeout`; nothing is thrown for
 // that, so the other measurements still run).
 nlohmann::json measure(Contender& contender, const Scenario& scenario, const std::string& clusterDir,
