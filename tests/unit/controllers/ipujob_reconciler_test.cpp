@@ -150,6 +150,16 @@ class ReconcilerTest : public ::testing::Test {
   }
 
   // The job from creation to all workers running; leaves the fixture with one Running worker pod.
+  // One instance of two workers, admitted, its partition created and active by the next pass.
+  void admitTwoWorkerInstanceUntilItsPartitionIsActive() {
+    job_ = jobObject(R"({"workersPerJobInstance": "2", "workers": {"template": {"spec": {"containers":
+        [{"name": "main", "image": "train:1", "command": ["python3", "train.py"]}]}}}})");
+    expectStatusPatch();  // admission
+    EXPECT_EQ(pass(), Action::awaitChange());
+    EXPECT_EQ(pass(), Action::requeue(500ms));
+    clock_.advance(1s);
+  }
+
   void runToRunning(const std::string& spec = "") {
     job_ = jobObject(spec);
     expectStatusPatch();  // admission
@@ -273,12 +283,7 @@ TEST_F(ReconcilerTest, TheWorkersTerminationMessageEndsTheLastMessage) {
 }
 
 TEST_F(ReconcilerTest, WorkersStartingAreWrittenASecondAfterTheFirstNewsAndRunningAtOnce) {
-  job_ = jobObject(R"({"workersPerJobInstance": "2", "workers": {"template": {"spec": {"containers":
-      [{"name": "main", "image": "train:1", "command": ["python3", "train.py"]}]}}}})");
-  expectStatusPatch();  // admission
-  EXPECT_EQ(pass(), Action::awaitChange());
-  EXPECT_EQ(pass(), Action::requeue(500ms));
-  clock_.advance(1s);
+  admitTwoWorkerInstanceUntilItsPartitionIsActive();
   transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
   transport_->expect("POST", kPodsPath, 201, "{}");
   transport_->expect("POST", kPodsPath, 201, "{}");
@@ -304,12 +309,7 @@ TEST_F(ReconcilerTest, WorkersStartingAreWrittenASecondAfterTheFirstNewsAndRunni
 
 TEST_F(ReconcilerTest, MultiWorkerInstancesGetTheirCertificateSecretBeforeAnyPod) {
   makeReconciler("ipu-runtime:test");
-  job_ = jobObject(R"({"workersPerJobInstance": "2", "workers": {"template": {"spec": {"containers":
-      [{"name": "main", "image": "train:1", "command": ["python3", "train.py"]}]}}}})");
-  expectStatusPatch();  // admission
-  EXPECT_EQ(pass(), Action::awaitChange());
-  EXPECT_EQ(pass(), Action::requeue(500ms));
-  clock_.advance(1s);
+  admitTwoWorkerInstanceUntilItsPartitionIsActive();
   // A Secret left by an earlier pass of this job is the job's: its name carries the job's uid, so it is never
   // read back (the operator may not read Secrets).
   transport_->expect("POST", "/api/v1/namespaces/ml/secrets", 409,

@@ -71,10 +71,9 @@ Json trimmed(Json pod) {
   return pod;
 }
 
+// One instance of one worker (the spec's defaults) on one IPU.
 api::IpuJob oneWorker() {
-  api::IpuJob job;
-  job.identity = {"ml", "bert", "uid-bert"};
-  job.spec.jobInstances = 1;
+  api::IpuJob job{.identity = {"ml", "bert", "uid-bert"}};
   job.spec.ipusPerJobInstance = 1;
   return job;
 }
