@@ -166,7 +166,7 @@ Status Manager::lead(std::stop_token stop) {
 Status Manager::startCaches(std::stop_token stop) {
   const auto started = std::chrono::steady_clock::now();
   for (auto& shared : informers_) shared.informer->start();
-  const auto deadline = std::chrono::steady_clock::now() + options_.cacheSyncTimeout;
+  const auto deadline = started + options_.cacheSyncTimeout;
   for (auto& shared : informers_) {
     // In slices, so that a stop while an API server does not answer is not held up by the sync timeout.
     while (!shared.informer->waitForSync(std::chrono::milliseconds(100))) {

@@ -33,9 +33,17 @@ PodRole IpuJobContender::roleOf(const nlohmann::json& pod) const {
              : PodRole::kOther;
 }
 
-void stopRunning(testing::BackgroundProcess& process, const std::string& name) {
+namespace {
+
+void throwIfExited(testing::BackgroundProcess& process, const std::string& name) {
   if (auto exited = process.wait(std::chrono::milliseconds(0)))
     throw std::runtime_error(name + " exited with " + std::to_string(*exited) + ": " + process.stderrText());
+}
+
+}  // namespace
+
+void stopRunning(testing::BackgroundProcess& process, const std::string& name) {
+  throwIfExited(process, name);
   process.stop();
 }
 
@@ -70,18 +78,20 @@ nlohmann::json processFigures(int pid) {
   return figures;
 }
 
-double waitForLogLine(testing::BackgroundProcess& process, const std::string& name, const std::string& text,
-                      std::chrono::seconds timeout) {
+double restartUntilLogged(std::unique_ptr<testing::BackgroundProcess>& process, const std::string& name,
+                          const std::function<void()>& launch, const std::string& line,
+                          std::chrono::seconds timeout) {
+  stopRunning(*process, name);
+  process.reset();
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + timeout;
+  launch();
   for (;;) {
-    if (process.stderrText().find(text) != std::string::npos)
+    if (process->stderrText().find(line) != std::string::npos)
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (auto exited = process.wait(std::chrono::milliseconds(0)))
-      throw std::runtime_error(name + " exited with " + std::to_string(*exited) + ": " +
-                               process.stderrText());
+    throwIfExited(*process, name);
     if (std::chrono::steady_clock::now() > deadline)
-      throw std::runtime_error(name + " did not log '" + text + "' within " +
+      throw std::runtime_error(name + " did not log '" + line + "' within " +
                                std::to_string(timeout.count()) + " s");
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,9 +72,12 @@ nlohmann::json processFigures(int pid);
 // Stops a contender's process; throws (with its log) when it had exited on its own before.
 void stopRunning(testing::BackgroundProcess& process, const std::string& name);
 
-// Waits until the process's stderr holds `text`: the seconds waited; throws when it exits or after `timeout`.
-double waitForLogLine(testing::BackgroundProcess& process, const std::string& name, const std::string& text,
-                      std::chrono::seconds timeout);
+// Stops a contender's `process` (throwing, with its log, when it had exited on its own), starts it again with
+// `launch` and returns the seconds from that start until its stderr holds `line` (its caches' sync); throws
+// when it exits first or after `timeout`.
+double restartUntilLogged(std::unique_ptr<testing::BackgroundProcess>& process, const std::string& name,
+                          const std::function<void()>& launch, const std::string& line,
+                          std::chrono::seconds timeout);
 
 // Waits until the Lease ns/name has a holder; throws after `timeout`.
 void waitForLeaseHolder(const BenchCluster& cluster, const std::string& ns, const std::string& name,

@@ -36,13 +36,11 @@ class IpuOperator final : public IpuJobContender {
   }
 
   std::optional<double> restart(const BenchCluster& cluster, const std::string& ns) override {
-    stopRunning(*process_, "ipu-operator");  // SIGTERM: it gives up its Lease on the way out
-    process_.reset();
-    const auto started = std::chrono::steady_clock::now();
-    // At info level for its "caches synced" line; nothing else is logged while nothing changes.
-    launch(cluster, ns, "info");
-    waitForLogLine(*process_, "ipu-operator", "caches synced", std::chrono::seconds(120));
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    // SIGTERM: it gives up its Lease on the way out. Started again at info level for its "caches synced"
+    // line; nothing else is logged while nothing changes.
+    return restartUntilLogged(
+        process_, "ipu-operator", [&] { launch(cluster, ns, "info"); }, "caches synced",
+        std::chrono::seconds(120));
   }
 
   nlohmann::json processStats() const override { return processFigures(process_->pid()); }

@@ -35,12 +35,8 @@ class MpiOperator final : public Contender {
   // stops, so the new process first waits for that Lease to expire (its lease duration, 15 s): part of what
   // a restart costs it.
   std::optional<double> restart(const BenchCluster& cluster, const std::string& /*ns*/) override {
-    stopRunning(*process_, "mpi-operator");
-    process_.reset();
-    const auto started = std::chrono::steady_clock::now();
-    launch(cluster);
-    waitForLogLine(*process_, "mpi-operator", "Starting workers", std::chrono::seconds(120));
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return restartUntilLogged(
+        process_, "mpi-operator", [&] { launch(cluster); }, "Starting workers", std::chrono::seconds(120));
   }
 
   kube::ResourceRef jobResource() const override { return {"kubeflow.org", "v2beta1", "mpijobs", true}; }
