@@ -28,6 +28,19 @@ ctest_counted() {
   ctest "$@" 2>&1 | tee "$log"
   return "${PIPESTATUS[0]}"
 }
+# failed_test_outputs <LastTest.log>: the last 40 lines each failed test printed, under its name.
+failed_test_outputs() {
+  [[ -f $1 ]] || return 0
+  awk '
+    / Testing: / { name = $NF }
+    /^Output:$/ { n = 0; capturing = 1; getline; next }
+    capturing && /^<end of output>$/ { capturing = 0; next }
+    capturing { lines[n++] = $0; next }
+    /^Test Failed\.$/ {
+      print "--- output of the failed test " name " (last 40 lines) ---"
+      for (i = (n > 40 ? n - 40 : 0); i < n; i++) print lines[i]
+    }' "$1"
+}
 count() { sed -n "s/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\1 \2/p" "$1" | tail -n 1; }
 
 # e2e runs real containers on a real kubelet + containerd node (its own cluster), which needs root.
@@ -49,6 +62,8 @@ if ((status != 0)); then
       tail -n 30 "$log" >&2
     done
   done
+  # Last, where a reader of only the end of this output finds it: what each failed test printed.
+  failed_test_outputs build/Testing/Temporary/LastTest.log >&2
   exit "$status"
 fi
 
