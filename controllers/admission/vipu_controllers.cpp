@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/freed_memory.h"
 #include "common/log.h"
 #include "vipu/topology_discovery.h"
 
@@ -35,6 +36,10 @@ Result<std::shared_ptr<const vipu::PartitionPlanner>> VipuControllers::planner(c
     return makeError(topology.error().code, "V-IPU controller " + name + ": " + topology.error().message);
   }
   auto planner = std::make_shared<const vipu::PartitionPlanner>(*topology);
+  // The reply and its attributes (a map per IPU: tens of MB for a POD of thousands of IPUs) are gone now;
+  // their pages go back at once instead of at the next periodic release.
+  *attributes = {};
+  releaseFreedMemory();
   std::lock_guard lock(mutex_);
   auto& entry = planners_[name];
   if (!entry.planner || !(entry.planner->topology() == planner->topology())) {

@@ -14,6 +14,7 @@
 #include "cmd/operator_flags.h"
 #include "cmd/partition_prefix.h"
 #include "cmd/telemetry.h"
+#include "common/freed_memory.h"
 #include "common/log.h"
 #include "kube/cluster_config.h"
 #include "kube/cpprest_transport.h"
@@ -54,6 +55,8 @@ int main(int argc, char** argv) {
   mallopt(M_ARENA_MAX, 2);
   std::stop_source stop;
   stopOnSignals(stop);
+  // After the signals are blocked (its thread inherits the mask); stopped and joined when main returns.
+  const std::jthread releaser = releaseFreedMemoryInBackground(std::chrono::seconds(10));
   auto flags =
       cmd::parseOperatorFlags(std::vector<std::string>(argv + 1, argv + argc), cmd::processEnvironment);
   if (!flags) {

@@ -35,6 +35,8 @@ class Informer {
   // start(). One per informer: the cache is shared by everyone who watches the resource, so the transform
   // must keep every field any of them reads.
   void setTransform(CacheTransform transform) { transform_ = std::move(transform); }
+  // How the cache keeps the objects (StoreLayout); set before start().
+  void setStoreLayout(StoreLayout layout) { store_.setLayout(layout); }
   void start();
   void stop();
 

@@ -2,19 +2,24 @@
 
 #include <algorithm>
 
+#include "kube/list_parse.h"
 #include "kube/status_error.h"
 
 namespace ipu::kube {
 namespace {
 
-Error cancelled(const std::string& what) { return makeError(ErrorCode::kCancelled, what + ": cancelled"); }
+Error cancelled(const std::string& what) {
+  return makeError(ErrorCode::kCancelled, what + ": cancelled");
+}
+
+Error notJson(const std::string& what, const std::string& body) {
+  return makeError(ErrorCode::kInternal, what + ": the server's reply is not JSON: " + body.substr(0, 120));
+}
 
 Result<Json> parseBody(const HttpResponse& response, const std::string& what) {
   if (response.body.empty()) return Json::object();
   auto parsed = Json::parse(response.body, nullptr, false);
-  if (parsed.is_discarded()) {
-    return makeError(ErrorCode::kInternal, what + ": the server's reply is not JSON: " + response.body.substr(0, 120));
-  }
+  if (parsed.is_discarded()) return notJson(what, response.body);
   return parsed;
 }
 
@@ -27,20 +32,26 @@ std::string objectName(const Json& object) {
 
 std::string contentTypeOf(PatchType type) {
   switch (type) {
-    case PatchType::kMerge: return "application/merge-patch+json";
-    case PatchType::kJson: return "application/json-patch+json";
-    case PatchType::kStrategicMerge: return "application/strategic-merge-patch+json";
+    case PatchType::kMerge:
+      return "application/merge-patch+json";
+    case PatchType::kJson:
+      return "application/json-patch+json";
+    case PatchType::kStrategicMerge:
+      return "application/strategic-merge-patch+json";
   }
   return "application/merge-patch+json";
 }
 
 // Object text for a request body. Invalid UTF-8 in a string (from a pod's log line, say) is replaced
 // rather than thrown: one bad byte must not make an object impossible to write.
-std::string serialise(const Json& object) { return object.dump(-1, ' ', false, Json::error_handler_t::replace); }
+std::string serialise(const Json& object) {
+  return object.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
 
 HttpRequest makeRequest(std::string method, std::string pathAndQuery, std::string body = "",
                         std::string contentType = "application/json") {
-  HttpRequest request{std::move(method), std::move(pathAndQuery), {{"Accept", "application/json"}}, std::move(body)};
+  HttpRequest request{
+      std::move(method), std::move(pathAndQuery), {{"Accept", "application/json"}}, std::move(body)};
   if (!request.body.empty()) request.headers["Content-Type"] = std::move(contentType);
   return request;
 }
@@ -72,8 +83,8 @@ Result<std::optional<WatchEvent>> decodeWatchLine(std::string_view line, const s
   return std::optional<WatchEvent>(WatchEvent{std::move(type), std::move(event["object"])});
 }
 
-RestClient::RestClient(std::shared_ptr<Transport> transport, const ClusterConfig& config, ClientOptions options,
-                       Clock& clock)
+RestClient::RestClient(std::shared_ptr<Transport> transport, const ClusterConfig& config,
+                       ClientOptions options, Clock& clock)
     : transport_(std::move(transport)),
       options_(std::move(options)),
       clock_(clock),
@@ -83,7 +94,8 @@ RestClient::RestClient(std::shared_ptr<Transport> transport, const ClusterConfig
 
 void RestClient::authorise(HttpRequest& request) {
   request.headers["User-Agent"] = options_.userAgent;
-  if (std::string token = tokens_.token(); !token.empty()) request.headers["Authorization"] = "Bearer " + token;
+  if (std::string token = tokens_.token(); !token.empty())
+    request.headers["Authorization"] = "Bearer " + token;
 }
 
 Result<HttpResponse> RestClient::execute(HttpRequest request, bool idempotent, std::stop_token stop) {
@@ -108,9 +120,11 @@ Result<HttpResponse> RestClient::execute(HttpRequest request, bool idempotent, s
         reauthorised = true;
         continue;
       }
-      bool retryable = response->status == 429 || (response->status >= 500 && (failure.retryAfter || idempotent));
+      bool retryable =
+          response->status == 429 || (response->status >= 500 && (failure.retryAfter || idempotent));
       if (!retryable || attempt >= options_.maxRetries) return failure;
-      if (failure.retryAfter) wait = std::max<std::chrono::milliseconds>(*failure.retryAfter, std::chrono::milliseconds(1));
+      if (failure.retryAfter)
+        wait = std::max<std::chrono::milliseconds>(*failure.retryAfter, std::chrono::milliseconds(1));
     }
     if (!clock_.sleepFor(wait, stop)) return cancelled(what);
     backoff = std::min(backoff * 2, options_.retryMax);
@@ -136,7 +150,16 @@ Result<Json> RestClient::list(const ResourceRef& resource, const std::string& ns
                                    {"limit", options.limit > 0 ? std::to_string(options.limit) : ""},
                                    {"continue", options.continueToken},
                                    {"resourceVersion", options.resourceVersion}});
-  return executeJson(makeRequest("GET", resource.path(ns) + query), true, stop);
+  if (options.skipItemFields.empty())
+    return executeJson(makeRequest("GET", resource.path(ns) + query), true, stop);
+  HttpRequest request = makeRequest("GET", resource.path(ns) + query);
+  const std::string what = request.method + " " + request.pathAndQuery;
+  auto response = execute(std::move(request), true, stop);
+  if (!response) return response.error();
+  if (response->body.empty()) return Json::object();
+  auto parsed = parseListSkipping(response->body, options.skipItemFields);
+  if (parsed.is_discarded()) return notJson(what, response->body);
+  return parsed;
 }
 
 Result<Json> RestClient::listAll(const ResourceRef& resource, const std::string& ns, ListOptions options,
@@ -183,21 +206,24 @@ Result<Json> RestClient::update(const ResourceRef& resource, const std::string& 
                                 const std::string& subresource, std::stop_token stop) {
   std::string name = objectName(object);
   if (name.empty()) return makeError(ErrorCode::kInvalidArgument, "update: the object has no metadata.name");
-  return executeJson(makeRequest("PUT", resource.path(ns, name, subresource), serialise(object)), false, stop);
+  return executeJson(makeRequest("PUT", resource.path(ns, name, subresource), serialise(object)), false,
+                     stop);
 }
 
 Result<Json> RestClient::patch(const ResourceRef& resource, const std::string& ns, const std::string& name,
                                PatchType type, const Json& patch, const std::string& subresource,
                                std::stop_token stop) {
   if (type == PatchType::kStrategicMerge && !resource.group.empty() &&
-      resource.group.find(".k8s.io") == std::string::npos && resource.group != "apps" && resource.group != "batch") {
+      resource.group.find(".k8s.io") == std::string::npos && resource.group != "apps" &&
+      resource.group != "batch") {
     // Custom resources reject strategic merge patch with a 415; say so before the round trip.
     return makeError(ErrorCode::kInvalidArgument,
-                     "strategic merge patch is not supported for " + resource.resource + "." + resource.group +
-                         ": use a merge patch, a JSON patch or server-side apply");
+                     "strategic merge patch is not supported for " + resource.resource + "." +
+                         resource.group + ": use a merge patch, a JSON patch or server-side apply");
   }
-  return executeJson(makeRequest("PATCH", resource.path(ns, name, subresource), serialise(patch), contentTypeOf(type)),
-                     false, stop);
+  return executeJson(
+      makeRequest("PATCH", resource.path(ns, name, subresource), serialise(patch), contentTypeOf(type)),
+      false, stop);
 }
 
 Result<Json> RestClient::apply(const ResourceRef& resource, const std::string& ns, const Json& object,
@@ -205,7 +231,8 @@ Result<Json> RestClient::apply(const ResourceRef& resource, const std::string& n
                                std::stop_token stop) {
   std::string name = objectName(object);
   if (name.empty()) return makeError(ErrorCode::kInvalidArgument, "apply: the object has no metadata.name");
-  if (fieldManager.empty()) return makeError(ErrorCode::kInvalidArgument, "apply: a field manager is required");
+  if (fieldManager.empty())
+    return makeError(ErrorCode::kInvalidArgument, "apply: a field manager is required");
   std::string query = queryString({{"fieldManager", fieldManager}, {"force", force ? "true" : ""}});
   // Applying is idempotent by definition: the same intent twice gives the same object.
   return executeJson(makeRequest("PATCH", resource.path(ns, name, subresource) + query, serialise(object),
@@ -219,7 +246,8 @@ Result<Json> RestClient::remove(const ResourceRef& resource, const std::string& 
   if (!options.propagationPolicy.empty()) body["propagationPolicy"] = options.propagationPolicy;
   if (options.gracePeriodSeconds) body["gracePeriodSeconds"] = *options.gracePeriodSeconds;
   if (options.preconditionUid) body["preconditions"]["uid"] = *options.preconditionUid;
-  if (options.preconditionResourceVersion) body["preconditions"]["resourceVersion"] = *options.preconditionResourceVersion;
+  if (options.preconditionResourceVersion)
+    body["preconditions"]["resourceVersion"] = *options.preconditionResourceVersion;
   // Deleting twice ends with the same state; a repeated DELETE at worst answers 404, which callers handle.
   return executeJson(makeRequest("DELETE", resource.path(ns, name), serialise(body)), true, stop);
 }

@@ -8,6 +8,7 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,16 +27,18 @@ using Json = nlohmann::json;
 struct ListOptions {
   std::string labelSelector;
   std::string fieldSelector;
-  int64_t limit = 0;             // page size; 0 = everything at once
+  int64_t limit = 0;  // page size; 0 = everything at once
   std::string continueToken;
-  std::string resourceVersion;   // "" = most recent (a quorum read)
+  std::string resourceVersion;  // "" = most recent (a quorum read)
+  // Fields of every item left out as the reply is parsed (parseListSkipping), e.g. "metadata.managedFields".
+  std::vector<std::string> skipItemFields;
 };
 
 struct WatchOptions {
   std::string labelSelector;
   std::string fieldSelector;
-  std::string resourceVersion;   // start after this version
-  int timeoutSeconds = 300;      // the server ends the watch after this; the caller re-watches
+  std::string resourceVersion;  // start after this version
+  int timeoutSeconds = 300;     // the server ends the watch after this; the caller re-watches
   bool allowBookmarks = true;
 };
 
@@ -60,10 +63,10 @@ struct WatchEvent {
 Result<std::optional<WatchEvent>> decodeWatchLine(std::string_view line, const std::string& what);
 
 struct ClientOptions {
-  double qps = 50;   // client-side limit, like client-go's rest.Config QPS/Burst
+  double qps = 50;  // client-side limit, like client-go's rest.Config QPS/Burst
   int burst = 100;
-  int maxRetries = 5;                              // for 429, 5xx and dropped connections
-  std::chrono::milliseconds retryBase{200};        // first backoff, doubled per attempt
+  int maxRetries = 5;                        // for 429, 5xx and dropped connections
+  std::chrono::milliseconds retryBase{200};  // first backoff, doubled per attempt
   std::chrono::milliseconds retryMax{30000};
   std::string userAgent = "ipu-operator";
 };
@@ -91,7 +94,8 @@ class RestClient {
   // as client-go's pager does.
   Result<Json> listAll(const ResourceRef& resource, const std::string& ns, ListOptions options = {},
                        std::stop_token stop = {});
-  Result<Json> create(const ResourceRef& resource, const std::string& ns, const Json& object, std::stop_token stop = {});
+  Result<Json> create(const ResourceRef& resource, const std::string& ns, const Json& object,
+                      std::stop_token stop = {});
   // PUT; the object's metadata.resourceVersion makes it conditional (409 Conflict when stale).
   Result<Json> update(const ResourceRef& resource, const std::string& ns, const Json& object,
                       const std::string& subresource = "", std::stop_token stop = {});
@@ -99,8 +103,9 @@ class RestClient {
                             std::stop_token stop = {}) {
     return update(resource, ns, object, "status", stop);
   }
-  Result<Json> patch(const ResourceRef& resource, const std::string& ns, const std::string& name, PatchType type,
-                     const Json& patch, const std::string& subresource = "", std::stop_token stop = {});
+  Result<Json> patch(const ResourceRef& resource, const std::string& ns, const std::string& name,
+                     PatchType type, const Json& patch, const std::string& subresource = "",
+                     std::stop_token stop = {});
   // Server-side apply: the object is the field manager's whole intent; creates it when missing.
   Result<Json> apply(const ResourceRef& resource, const std::string& ns, const Json& object,
                      const std::string& fieldManager, bool force = true, const std::string& subresource = "",

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,17 +26,28 @@ struct StoreChange {
   ObjectPtr current;
 };
 
+// How a store keeps its objects. Parsed: as the JSON trees readers get, so a read costs nothing, but a tree
+// takes about six times its object's text (a map node and a string per member). Packed: as CBOR bytes
+// (RFC 8949), about the text's size, decoded again by every read: for large caches whose readers take a
+// few objects at a time (a job's worker pods), never for one read whole on every pass.
+enum class StoreLayout { kParsed, kPacked };
+
 // The reflector's cache: objects by key, indexed by namespace and by owner UID. One writer (apply(), fed
 // by a Watcher), many readers. Readers get immutable shared objects, so a reader never sees an object
 // change under it. A relist is built aside and swapped in at InitDone.
 class Store {
  public:
+  explicit Store(StoreLayout layout = StoreLayout::kParsed) : layout_(layout) {}
+  // Only while the store is empty (before its informer starts): what it holds stays in the layout it has.
+  void setLayout(StoreLayout layout);
   // Applies one watcher event; returns the changes it made (for InitDone, the difference between the
   // previous picture and the relisted one, deletions included).
   std::vector<StoreChange> apply(WatcherEvent&& event);
 
   ObjectPtr get(const std::string& key) const;
-  ObjectPtr get(const std::string& ns, const std::string& name) const { return get(ns.empty() ? name : ns + "/" + name); }
+  ObjectPtr get(const std::string& ns, const std::string& name) const {
+    return get(ns.empty() ? name : ns + "/" + name);
+  }
   std::vector<ObjectPtr> list() const;
   std::vector<ObjectPtr> listNamespace(const std::string& ns) const;
   // Objects with an ownerReference to this UID.
@@ -45,12 +57,22 @@ class Store {
   bool hasSynced() const;
 
  private:
-  using Objects = std::map<std::string, ObjectPtr>;
-  void indexAdd(const std::string& key, const Json& object);
-  void indexRemove(const std::string& key, const Json& object);
+  // One cached object in the store's layout, with what the indexes and a relist need without reading it.
+  struct Entry {
+    ObjectPtr parsed;                  // StoreLayout::kParsed
+    std::vector<std::uint8_t> packed;  // StoreLayout::kPacked
+    std::string resourceVersion;
+    std::vector<std::string> ownerUids;
+  };
+  using Objects = std::map<std::string, Entry>;
+  Entry entryFor(const ObjectPtr& object) const;
+  static ObjectPtr read(const Entry& entry);
+  void indexAdd(const std::string& key, const Entry& entry);
+  void indexRemove(const std::string& key, const Entry& entry);
   void rebuildIndexes();
   std::vector<ObjectPtr> collect(const std::set<std::string>& keys) const;
 
+  StoreLayout layout_;
   mutable std::shared_mutex mutex_;
   Objects objects_;
   std::map<std::string, std::set<std::string>> byNamespace_;

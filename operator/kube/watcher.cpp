@@ -54,7 +54,10 @@ Status Watcher::step(std::stop_token stop, const Sink& sink) {
 }
 
 Status Watcher::listPage(std::stop_token stop, const Sink& sink) {
-  ListOptions options{config_.labelSelector, config_.fieldSelector, config_.pageSize, continueToken_, ""};
+  ListOptions options{config_.labelSelector, config_.fieldSelector, config_.pageSize, continueToken_, "",
+                      config_.skipItemFields};
+  // Every informer strips it (stripBookkeeping): often the larger part of a listed object.
+  options.skipItemFields.push_back("metadata.managedFields");
   auto page = client_.list(resource_, namespace_, options, stop);
   if (!page) {
     // The continue token expired between pages: the list must start over.
@@ -84,7 +87,8 @@ Status Watcher::listPage(std::stop_token stop, const Sink& sink) {
 }
 
 Status Watcher::watchFrom(std::stop_token stop, const Sink& sink) {
-  WatchOptions options{config_.labelSelector, config_.fieldSelector, resourceVersion_, config_.watchTimeoutSeconds, true};
+  WatchOptions options{config_.labelSelector, config_.fieldSelector, resourceVersion_,
+                       config_.watchTimeoutSeconds, true};
   Status ended = client_.watch(
       resource_, namespace_, options,
       [&](WatchEvent&& event) {

@@ -4,6 +4,7 @@
 #include <functional>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "kube/rest_client.h"
@@ -23,7 +24,11 @@ struct WatcherConfig {
   std::string labelSelector;
   std::string fieldSelector;
   int64_t pageSize = 500;
-  int watchTimeoutSeconds = 290;  // jittered by the server; each timeout is a cheap re-watch from the last version
+  // Fields of every listed object its cache drops anyway, left out while a page is parsed (ListOptions);
+  // metadata.managedFields always is. Watch events arrive one object at a time and are parsed whole.
+  std::vector<std::string> skipItemFields;
+  int watchTimeoutSeconds =
+      290;  // jittered by the server; each timeout is a cheap re-watch from the last version
   std::chrono::milliseconds backoffMin{800};
   std::chrono::milliseconds backoffMax{30000};
 };

@@ -2,10 +2,11 @@
 // measure.h for one measurement, report.h for the summary). Each measurement gets a fresh local cluster; the
 // contenders of a scenario take turns, their order rotated from run to run so none always goes first.
 //
-// Usage: compare_bench OUTPUT.json [--runs N] [--scale F] [--only TEXT]
+// Usage: compare_bench OUTPUT.json [--runs N] [--scale F] [--only TEXT] [--role ROLE]
 //   --runs N    runs of each timed scenario (default 3)
 //   --scale F   multiply every scenario's job count by F (e.g. 0.1 for a quick look; default 1)
 //   --only TEXT run only the scenarios whose name contains TEXT
+//   --role ROLE run only one contender of each scenario: ours, floor or peer (e.g. to profile ours)
 // The JSON goes to OUTPUT.json, the markdown table to stdout and to OUTPUT.md.
 #include <cmath>
 #include <filesystem>
@@ -64,6 +65,7 @@ struct Options {
   int runs = 3;
   double scale = 1;
   std::string only;
+  std::string role;
 };
 
 Options parse(int argc, char** argv) {
@@ -83,6 +85,10 @@ Options parse(int argc, char** argv) {
         throw std::invalid_argument("--scale must be in (0, 10]");
     } else if (arg == "--only") {
       options.only = value();
+    } else if (arg == "--role") {
+      options.role = value();
+      if (options.role != "ours" && options.role != "floor" && options.role != "peer")
+        throw std::invalid_argument("--role must be ours, floor or peer, not '" + options.role + "'");
     } else if (!arg.starts_with("--") && options.output.empty()) {
       options.output = arg;
     } else {
@@ -90,7 +96,8 @@ Options parse(int argc, char** argv) {
     }
   }
   if (options.output.empty())
-    throw std::invalid_argument("usage: compare_bench OUTPUT.json [--runs N] [--scale F] [--only TEXT]");
+    throw std::invalid_argument(
+        "usage: compare_bench OUTPUT.json [--runs N] [--scale F] [--only TEXT] [--role ROLE]");
   return options;
 }
 
@@ -109,6 +116,7 @@ int main(int argc, char** argv) try {
     for (int run = 0; run < runs; ++run) {
       for (std::size_t turn = 0; turn < plan.entrants.size(); ++turn) {
         const Entrant& entrant = plan.entrants[(turn + static_cast<std::size_t>(run)) % plan.entrants.size()];
+        if (!options.role.empty() && entrant.role != options.role) continue;
         auto contender = entrant.make();
         std::cerr << "compare_bench: " << plan.scenario.name << " (" << plan.scenario.jobs << " jobs), run "
                   << run + 1 << "/" << runs << ": " << contender->name() << "\n";

@@ -59,6 +59,10 @@ nlohmann::json processFigures(int pid) {
     fields >> key >> kb;
     if (key == "VmRSS:") figures["rss_mb"] = kb / 1024;
     if (key == "VmHWM:") figures["peak_rss_mb"] = kb / 1024;
+    // Resident memory split: the heap and stacks the process made, and the mapped files (its code and
+    // shared libraries), which a process of the same binary with nothing cached holds too.
+    if (key == "RssAnon:") figures["rss_anon_mb"] = kb / 1024;
+    if (key == "RssFile:") figures["rss_file_mb"] = kb / 1024;
   }
   std::ifstream stat(dir + "/stat");
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());

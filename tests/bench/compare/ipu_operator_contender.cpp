@@ -1,6 +1,8 @@
 // ipu-operator as a contender: the real binary with its default configuration (leader election on,
 // ipu-runtime injected) against the real vipu-sim, a simulated POD large enough that no job waits for IPUs.
+#include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -39,7 +41,7 @@ class IpuOperator final : public IpuJobContender {
     // SIGTERM: it gives up its Lease on the way out. Started again at info level for its "caches synced"
     // line; nothing else is logged while nothing changes.
     return restartUntilLogged(
-        process_, "ipu-operator", [&] { launch(cluster, ns, "info"); }, "caches synced",
+        process_, "ipu-operator", [&] { launch(cluster, ns, "info", restartWrapper()); }, "caches synced",
         std::chrono::seconds(120));
   }
 
@@ -52,30 +54,44 @@ class IpuOperator final : public IpuJobContender {
   }
 
  private:
-  void launch(const BenchCluster& cluster, const std::string& ns, const std::string& logLevel) {
+  // IPU_BENCH_RESTART_WRAPPER: a command the restarted operator runs under, to profile what a restart
+  // and the steady state cost, e.g. "heaptrack -o /tmp/operator" or "perf record -g -o /tmp/restart.data --".
+  // The figures measured after a wrapped restart are the wrapper's, not the operator's.
+  static std::vector<std::string> restartWrapper() {
+    std::vector<std::string> words;
+    if (const char* wrapper = std::getenv("IPU_BENCH_RESTART_WRAPPER")) {
+      std::istringstream in(wrapper);
+      for (std::string word; in >> word;) words.push_back(word);
+    }
+    return words;
+  }
+
+  void launch(const BenchCluster& cluster, const std::string& ns, const std::string& logLevel,
+              std::vector<std::string> argv = {}) {
     const auto port = [] { return "127.0.0.1:" + std::to_string(testing::freeLoopbackPort()); };
-    process_ = std::make_unique<testing::BackgroundProcess>(
-        std::vector<std::string>{IPU_OPERATOR_BINARY,
-                                 "--kubeconfig",
-                                 cluster.kubeconfig(),
-                                 "--vipu-controller",
-                                 "pod64=" + sim_->endpoint(),
-                                 "--leader-election-namespace",
-                                 ns,
-                                 "--qps",
-                                 std::to_string(settings_.qps),
-                                 "--burst",
-                                 std::to_string(settings_.burst),
-                                 "--workers",
-                                 std::to_string(settings_.workers),
-                                 "--runtime-image",
-                                 "ipu-runtime:bench",
-                                 "--metrics-bind-address",
-                                 port(),
-                                 "--health-probe-bind-address",
-                                 port(),
-                                 "--log-level",
-                                 logLevel});
+    const std::vector<std::string> operatorArgv{IPU_OPERATOR_BINARY,
+                                                "--kubeconfig",
+                                                cluster.kubeconfig(),
+                                                "--vipu-controller",
+                                                "pod64=" + sim_->endpoint(),
+                                                "--leader-election-namespace",
+                                                ns,
+                                                "--qps",
+                                                std::to_string(settings_.qps),
+                                                "--burst",
+                                                std::to_string(settings_.burst),
+                                                "--workers",
+                                                std::to_string(settings_.workers),
+                                                "--runtime-image",
+                                                "ipu-runtime:bench",
+                                                "--metrics-bind-address",
+                                                port(),
+                                                "--health-probe-bind-address",
+                                                port(),
+                                                "--log-level",
+                                                logLevel};
+    argv.insert(argv.end(), operatorArgv.begin(), operatorArgv.end());
+    process_ = std::make_unique<testing::BackgroundProcess>(std::move(argv));
   }
 
   ClientSettings settings_;

@@ -63,8 +63,12 @@ void measureSteadyState(json& result, Contender& contender, const BenchCluster& 
   result["idle_cpu_seconds_per_minute"] =
       idle["cpu_seconds"].get<double>() - before["cpu_seconds"].get<double>();
   result["rss_mb"] = idle["rss_mb"];
+  if (idle.contains("rss_anon_mb")) result["rss_anon_mb"] = idle["rss_anon_mb"];
   if (const auto ready = contender.restart(cluster, ns)) {
     result["ready_after_restart_seconds"] = *ready;
+    // Against the seconds: how much of the wait was the process's own work (parsing, caching).
+    if (const json now = contender.processStats(); now.contains("cpu_seconds"))
+      result["cpu_seconds_until_ready"] = now["cpu_seconds"];
     std::this_thread::sleep_for(std::chrono::seconds(10));
     result["rss_after_restart_mb"] = contender.processStats()["rss_mb"];
   }

@@ -25,8 +25,10 @@ const std::vector<Figure> kFigures = {
     {"launchers_running_seconds", "launchers Running, s", 1, "launchers Running"},
     {"requests_per_job", "API requests per job", 1, "requests per job"},
     {"rss_mb", "RSS, MB", 0, "RSS"},
+    {"rss_anon_mb", "of it heap and stacks (RssAnon), MB", 0, "RssAnon"},
     {"idle_cpu_seconds_per_minute", "CPU s per idle minute", 2, "idle CPU"},
     {"ready_after_restart_seconds", "ready after a restart, s", 2, "ready after a restart"},
+    {"cpu_seconds_until_ready", "CPU s until ready", 2, "CPU until ready"},
     {"rss_after_restart_mb", "RSS after a restart, MB", 0, "RSS after a restart"},
 };
 

@@ -1,10 +1,10 @@
 #include "kube/rest_client.h"
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "fake_transport.h"
 #include "skipping_clock.h"
@@ -24,15 +24,17 @@ class RestClientTest : public ::testing::Test {
     EXPECT_EQ(transport_->unexpected(), std::vector<std::string>{});
     EXPECT_EQ(transport_->remaining(), 0u) << "the client skipped scripted requests";
   }
-  RestClient client(ClusterConfig config = {}) { return RestClient(transport_, config, ClientOptions{}, clock_); }
+  RestClient client(ClusterConfig config = {}) {
+    return RestClient(transport_, config, ClientOptions{}, clock_);
+  }
 
   std::shared_ptr<FakeTransport> transport_ = std::make_shared<FakeTransport>();
   SkippingClock clock_;
 };
 
 std::string statusBody(int code, const std::string& reason, const std::string& message) {
-  return Json{{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Failure"}, {"code", code}, {"reason", reason},
-              {"message", message}}
+  return Json{{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Failure"},
+              {"code", code},     {"reason", reason},   {"message", message}}
       .dump();
 }
 
@@ -53,14 +55,36 @@ TEST_F(RestClientTest, MalformedJsonReplyIsAnInternalError) {
   EXPECT_NE(pod.error().message.find("not JSON"), std::string::npos);
 }
 
+TEST_F(RestClientTest, AListLeavesOutTheItemFieldsItWasToldToSkip) {
+  transport_
+      ->expect(
+          "GET", "/api/v1/namespaces/ml/pods?limit=2", 200,
+          R"({"items":[{"metadata":{"name":"a","managedFields":[{}]},"spec":{"containers":[]},"status":{}}]})")
+      .expect("GET", "/api/v1/namespaces/ml/pods", 200, R"({"items":[{"spec":)")
+      .expect("GET", "/api/v1/namespaces/ml/pods", 200, R"({"items":[{"spec":)");
+  auto c = client();
+  auto page =
+      c.list(ResourceRef::pods(), "ml", {.limit = 2, .skipItemFields = {"spec", "metadata.managedFields"}});
+  ASSERT_TRUE(page.ok()) << page.error().toString();
+  EXPECT_EQ((*page)["items"][0], (Json{{"metadata", {{"name", "a"}}}, {"status", Json::object()}}));
+  for (const auto& skipped : {std::vector<std::string>{"spec"}, std::vector<std::string>{}}) {
+    auto malformed = c.list(ResourceRef::pods(), "ml", {.skipItemFields = skipped});
+    ASSERT_FALSE(malformed.ok());
+    EXPECT_EQ(malformed.error().code, ErrorCode::kInternal);
+    EXPECT_NE(malformed.error().message.find("not JSON"), std::string::npos) << malformed.error().message;
+  }
+}
+
 TEST_F(RestClientTest, StatusBodiesBecomeTypedErrors) {
-  transport_->expect("POST", "/api/v1/namespaces/ml/configmaps", 409, statusBody(409, "AlreadyExists", "exists"))
+  transport_
+      ->expect("POST", "/api/v1/namespaces/ml/configmaps", 409, statusBody(409, "AlreadyExists", "exists"))
       .expect("PUT", "/api/v1/namespaces/ml/configmaps/c", 409,
               statusBody(409, "Conflict", "the object has been modified"))
       .expect("GET", "/api/v1/namespaces/ml/configmaps/gone", 404, statusBody(404, "NotFound", "not found"))
       .expect("GET", "/api/v1/namespaces/ml/secrets/s", 403, statusBody(403, "Forbidden", "no"))
       .expect("GET", "/api/v1/namespaces/ml/secrets/t", 401, statusBody(401, "Unauthorized", "who?"))
-      .expect("GET", "/api/v1/namespaces/ml/pods?resourceVersion=1", 410, statusBody(410, "Expired", "too old"));
+      .expect("GET", "/api/v1/namespaces/ml/pods?resourceVersion=1", 410,
+              statusBody(410, "Expired", "too old"));
   auto c = client();
   Json cm = {{"metadata", {{"name", "c"}, {"resourceVersion", "5"}}}};
   EXPECT_EQ(c.create(ResourceRef::configMaps(), "ml", cm).error().code, ErrorCode::kAlreadyExists);
@@ -78,8 +102,10 @@ TEST_F(RestClientTest, StatusBodiesBecomeTypedErrors) {
 
 TEST_F(RestClientTest, InvalidCarriesFieldCauses) {
   Json status = Json::parse(statusBody(422, "Invalid", "IPUJob.graphcore.ai \"j\" is invalid"));
-  status["details"] = {{"causes", {{{"field", "spec.ipusPerJobInstance"}, {"message", "must be a power of two"},
-                                    {"reason", "FieldValueInvalid"}}}}};
+  status["details"] = {{"causes",
+                        {{{"field", "spec.ipusPerJobInstance"},
+                          {"message", "must be a power of two"},
+                          {"reason", "FieldValueInvalid"}}}}};
   transport_->expect("POST", "/apis/graphcore.ai/v1alpha1/namespaces/ml/ipujobs", 422, status.dump());
   auto created = client().create(kIpuJobs, "ml", Json{{"metadata", {{"name", "j"}}}});
   ASSERT_FALSE(created.ok());
@@ -90,8 +116,9 @@ TEST_F(RestClientTest, InvalidCarriesFieldCauses) {
 }
 
 TEST_F(RestClientTest, TooManyRequestsWaitsForRetryAfterThenRetries) {
-  transport_->expect("POST", "/api/v1/namespaces/ml/configmaps", 429, statusBody(429, "TooManyRequests", "slow down"),
-                     {{"retry-after", "3"}})
+  transport_
+      ->expect("POST", "/api/v1/namespaces/ml/configmaps", 429,
+               statusBody(429, "TooManyRequests", "slow down"), {{"retry-after", "3"}})
       .expect("POST", "/api/v1/namespaces/ml/configmaps", 201, R"({"metadata":{"name":"c"}})");
   auto created = client().create(ResourceRef::configMaps(), "ml", Json{{"metadata", {{"name", "c"}}}});
   ASSERT_TRUE(created.ok()) << created.error().toString();
@@ -99,7 +126,8 @@ TEST_F(RestClientTest, TooManyRequestsWaitsForRetryAfterThenRetries) {
 }
 
 TEST_F(RestClientTest, ServerErrorsRetryReadsWithBackoffButNotWrites) {
-  transport_->expect("GET", "/api/v1/namespaces/ml/pods/p", 500, statusBody(500, "InternalError", "etcd hiccup"))
+  transport_
+      ->expect("GET", "/api/v1/namespaces/ml/pods/p", 500, statusBody(500, "InternalError", "etcd hiccup"))
       .expect("GET", "/api/v1/namespaces/ml/pods/p", 503, "<html>bad gateway</html>")
       .expect("GET", "/api/v1/namespaces/ml/pods/p", 200, R"({"metadata":{"name":"p"}})")
       .expect("POST", "/api/v1/namespaces/ml/pods", 500, statusBody(500, "InternalError", "etcd hiccup"));
@@ -113,7 +141,8 @@ TEST_F(RestClientTest, ServerErrorsRetryReadsWithBackoffButNotWrites) {
 
 TEST_F(RestClientTest, DroppedConnectionsRetryReadsUpToTheLimit) {
   for (int i = 0; i <= 5; ++i) {
-    transport_->expectFailure("GET", "/api/v1/nodes", makeError(ErrorCode::kUnavailable, "connection refused"));
+    transport_->expectFailure("GET", "/api/v1/nodes",
+                              makeError(ErrorCode::kUnavailable, "connection refused"));
   }
   auto nodes = client().list(ResourceRef::nodes(), "");
   ASSERT_FALSE(nodes.ok());
@@ -127,7 +156,8 @@ TEST_F(RestClientTest, WritesAreRetriedOnlyWhenTheRequestNeverReachedTheServer) 
   notSent.reason = kRequestNotSent;
   transport_->expectFailure("POST", "/api/v1/namespaces/ml/pods", notSent)
       .expect("POST", "/api/v1/namespaces/ml/pods", 201, "{}")
-      .expectFailure("POST", "/api/v1/namespaces/ml/pods", makeError(ErrorCode::kUnavailable, "Failed to read response"));
+      .expectFailure("POST", "/api/v1/namespaces/ml/pods",
+                     makeError(ErrorCode::kUnavailable, "Failed to read response"));
   auto c = client();
   EXPECT_TRUE(c.create(ResourceRef::pods(), "ml", Json{{"metadata", {{"name", "p"}}}}).ok());
   EXPECT_EQ(c.create(ResourceRef::pods(), "ml", Json{{"metadata", {{"name", "p"}}}}).error().code,
@@ -136,13 +166,17 @@ TEST_F(RestClientTest, WritesAreRetriedOnlyWhenTheRequestNeverReachedTheServer) 
 
 TEST_F(RestClientTest, ListAllFollowsPagesAndRestartsOnAnExpiredContinueToken) {
   transport_
-      ->expect("GET", "/api/v1/namespaces/ml/pods?labelSelector=app%3Dbert%2Ctier%21%3Dweb&limit=2", 200,
-               R"({"kind":"PodList","metadata":{"continue":"t1","resourceVersion":"10"},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})")
-      .expect("GET", "/api/v1/namespaces/ml/pods?labelSelector=app%3Dbert%2Ctier%21%3Dweb&limit=2&continue=t1", 410,
+      ->expect(
+          "GET", "/api/v1/namespaces/ml/pods?labelSelector=app%3Dbert%2Ctier%21%3Dweb&limit=2", 200,
+          R"({"kind":"PodList","metadata":{"continue":"t1","resourceVersion":"10"},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})")
+      .expect("GET",
+              "/api/v1/namespaces/ml/pods?labelSelector=app%3Dbert%2Ctier%21%3Dweb&limit=2&continue=t1", 410,
               statusBody(410, "Expired", "The provided continue parameter is too old"))
-      .expect("GET", "/api/v1/namespaces/ml/pods?labelSelector=app%3Dbert%2Ctier%21%3Dweb", 200,
-              R"({"kind":"PodList","metadata":{"resourceVersion":"20"},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}},{"metadata":{"name":"c"}}]})");
-  auto pods = client().listAll(ResourceRef::pods(), "ml", ListOptions{.labelSelector = "app=bert,tier!=web", .limit = 2});
+      .expect(
+          "GET", "/api/v1/namespaces/ml/pods?labelSelector=app%3Dbert%2Ctier%21%3Dweb", 200,
+          R"({"kind":"PodList","metadata":{"resourceVersion":"20"},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}},{"metadata":{"name":"c"}}]})");
+  auto pods = client().listAll(ResourceRef::pods(), "ml",
+                               ListOptions{.labelSelector = "app=bert,tier!=web", .limit = 2});
   ASSERT_TRUE(pods.ok()) << pods.error().toString();
   EXPECT_EQ((*pods)["items"].size(), 3u);
   EXPECT_EQ((*pods)["metadata"]["resourceVersion"], "20");
@@ -150,12 +184,16 @@ TEST_F(RestClientTest, ListAllFollowsPagesAndRestartsOnAnExpiredContinueToken) {
 
 TEST_F(RestClientTest, ApplyPatchAndDeleteSendTheRightBodies) {
   transport_
-      ->expect("PATCH", "/apis/graphcore.ai/v1alpha1/namespaces/ml/ipujobs/j/status?fieldManager=ipu-operator&force=true",
-               200, "{}")
+      ->expect(
+          "PATCH",
+          "/apis/graphcore.ai/v1alpha1/namespaces/ml/ipujobs/j/status?fieldManager=ipu-operator&force=true",
+          200, "{}")
       .expect("PATCH", "/api/v1/namespaces/ml/pods/p", 200, "{}")
       .expect("DELETE", "/api/v1/namespaces/ml/pods/p", 200, "{}");
   auto c = client();
-  Json status = {{"apiVersion", "graphcore.ai/v1alpha1"}, {"kind", "IPUJob"}, {"metadata", {{"name", "j"}}},
+  Json status = {{"apiVersion", "graphcore.ai/v1alpha1"},
+                 {"kind", "IPUJob"},
+                 {"metadata", {{"name", "j"}}},
                  {"status", {{"phase", "Running"}}}};
   ASSERT_TRUE(c.apply(kIpuJobs, "ml", status, "ipu-operator", true, "status").ok());
   ASSERT_TRUE(c.patch(ResourceRef::pods(), "ml", "p", PatchType::kJson,
@@ -213,27 +251,30 @@ const std::string kWatchPath =
     "/api/v1/namespaces/ml/pods?watch=1&resourceVersion=7&allowWatchBookmarks=true&timeoutSeconds=300";
 
 TEST_F(RestClientTest, WatchDeliversEventsSplitAcrossChunks) {
-  transport_->expectStream(kWatchPath, {R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"8"}}})"
-                                        "\n"
-                                        R"({"type":"MODI)",
-                                        R"(FIED","object":{"metadata":{"name":"a","resourceVersion":"9"}}})"
-                                        "\r\n"
-                                        R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"12"}}})"
-                                        "\n"});
+  transport_->expectStream(kWatchPath,
+                           {R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"8"}}})"
+                            "\n"
+                            R"({"type":"MODI)",
+                            R"(FIED","object":{"metadata":{"name":"a","resourceVersion":"9"}}})"
+                            "\r\n"
+                            R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"12"}}})"
+                            "\n"});
   std::vector<std::string> seen;
-  Status ended = client().watch(ResourceRef::pods(), "ml", WatchOptions{.resourceVersion = "7"}, [&](WatchEvent&& e) {
-    seen.push_back(e.type + ":" + e.object["metadata"].value("resourceVersion", ""));
-    return true;
-  });
+  Status ended =
+      client().watch(ResourceRef::pods(), "ml", WatchOptions{.resourceVersion = "7"}, [&](WatchEvent&& e) {
+        seen.push_back(e.type + ":" + e.object["metadata"].value("resourceVersion", ""));
+        return true;
+      });
   ASSERT_TRUE(ended.ok()) << ended.error().toString();
   EXPECT_EQ(seen, (std::vector<std::string>{"ADDED:8", "MODIFIED:9", "BOOKMARK:12"}));
 }
 
 TEST_F(RestClientTest, WatchErrorsComeBackTyped) {
   transport_
-      ->expectStream(kWatchPath,
-                     {R"json({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"too old resource version: 7 (42)"}})json"
-                      "\n"})
+      ->expectStream(
+          kWatchPath,
+          {R"json({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"too old resource version: 7 (42)"}})json"
+           "\n"})
       .expectStream(kWatchPath, {R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})"
                                  "\n"
                                  R"({"type":"ADDED","obj)"})

@@ -1,5 +1,7 @@
 #include "kube/watcher.h"
 
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "fake_transport.h"
@@ -14,10 +16,12 @@ using testing::SkippingClock;
 using Kind = WatcherEvent::Kind;
 
 std::string watchPath(const std::string& rv) {
-  return "/api/v1/namespaces/ml/pods?watch=1&resourceVersion=" + rv + "&allowWatchBookmarks=true&timeoutSeconds=290";
+  return "/api/v1/namespaces/ml/pods?watch=1&resourceVersion=" + rv +
+         "&allowWatchBookmarks=true&timeoutSeconds=290";
 }
 std::string event(const std::string& type, const std::string& name, const std::string& rv) {
-  return Json{{"type", type}, {"object", {{"metadata", {{"name", name}, {"namespace", "ml"}, {"resourceVersion", rv}}}}}}
+  return Json{{"type", type},
+              {"object", {{"metadata", {{"name", name}, {"namespace", "ml"}, {"resourceVersion", rv}}}}}}
              .dump() +
          "\n";
 }
@@ -39,11 +43,16 @@ class WatcherTest : public ::testing::Test {
   }
   static std::string kindName(Kind kind) {
     switch (kind) {
-      case Kind::kInit: return "Init";
-      case Kind::kInitApply: return "InitApply";
-      case Kind::kInitDone: return "InitDone";
-      case Kind::kApply: return "Apply";
-      case Kind::kDelete: return "Delete";
+      case Kind::kInit:
+        return "Init";
+      case Kind::kInitApply:
+        return "InitApply";
+      case Kind::kInitDone:
+        return "InitDone";
+      case Kind::kApply:
+        return "Apply";
+      case Kind::kDelete:
+        return "Delete";
     }
     return "?";
   }
@@ -57,17 +66,20 @@ class WatcherTest : public ::testing::Test {
 
 TEST_F(WatcherTest, ListsInPagesThenWatchesFromTheListVersion) {
   transport_
-      ->expect("GET", "/api/v1/namespaces/ml/pods?limit=2", 200,
-               R"({"kind":"PodList","apiVersion":"v1","metadata":{"continue":"c1"},"items":[{"metadata":{"name":"a","namespace":"ml"}},{"metadata":{"name":"b","namespace":"ml"}}]})")
-      .expect("GET", "/api/v1/namespaces/ml/pods?limit=2&continue=c1", 200,
-              R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"50"},"items":[{"metadata":{"name":"c","namespace":"ml"}}]})")
-      .expectStream(watchPath("50"), {event("MODIFIED", "a", "51"), event("DELETED", "b", "52"),
-                                      event("BOOKMARK", "", "60")})
+      ->expect(
+          "GET", "/api/v1/namespaces/ml/pods?limit=2", 200,
+          R"({"kind":"PodList","apiVersion":"v1","metadata":{"continue":"c1"},"items":[{"metadata":{"name":"a","namespace":"ml"}},{"metadata":{"name":"b","namespace":"ml"}}]})")
+      .expect(
+          "GET", "/api/v1/namespaces/ml/pods?limit=2&continue=c1", 200,
+          R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"50"},"items":[{"metadata":{"name":"c","namespace":"ml"}}]})")
+      .expectStream(watchPath("50"),
+                    {event("MODIFIED", "a", "51"), event("DELETED", "b", "52"), event("BOOKMARK", "", "60")})
       .expectStream(watchPath("60"), {event("ADDED", "d", "61")});
   Watcher watcher(client_, ResourceRef::pods(), "ml", WatcherConfig{.pageSize = 2}, clock_);
   EXPECT_EQ(watcher.state(), Watcher::State::kEmpty);
   steps(watcher, 3);
-  EXPECT_EQ(emitted_, (std::vector<std::string>{"Init", "InitApply:a", "InitApply:b", "InitApply:c", "InitDone"}));
+  EXPECT_EQ(emitted_,
+            (std::vector<std::string>{"Init", "InitApply:a", "InitApply:b", "InitApply:c", "InitDone"}));
   EXPECT_EQ(watcher.state(), Watcher::State::kWatching);
   EXPECT_EQ(watcher.resourceVersion(), "50");
   EXPECT_EQ((*store_.get("ml", "a"))["kind"], "Pod") << "list items get the kind a watch event would carry";
@@ -81,12 +93,15 @@ TEST_F(WatcherTest, ListsInPagesThenWatchesFromTheListVersion) {
 
 TEST_F(WatcherTest, GoneRelistsAndTheStoreDropsWhatDisappearedMeanwhile) {
   transport_
-      ->expect("GET", "/api/v1/namespaces/ml/pods?limit=500", 200,
-               R"({"kind":"PodList","metadata":{"resourceVersion":"5"},"items":[{"metadata":{"name":"a","namespace":"ml","resourceVersion":"4"}},{"metadata":{"name":"b","namespace":"ml","resourceVersion":"5"}}]})")
-      .expectStream(watchPath("5"), {R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})"
-                                     "\n"})
-      .expect("GET", "/api/v1/namespaces/ml/pods?limit=500", 200,
-              R"({"kind":"PodList","metadata":{"resourceVersion":"90"},"items":[{"metadata":{"name":"b","namespace":"ml","resourceVersion":"80"}}]})");
+      ->expect(
+          "GET", "/api/v1/namespaces/ml/pods?limit=500", 200,
+          R"({"kind":"PodList","metadata":{"resourceVersion":"5"},"items":[{"metadata":{"name":"a","namespace":"ml","resourceVersion":"4"}},{"metadata":{"name":"b","namespace":"ml","resourceVersion":"5"}}]})")
+      .expectStream(watchPath("5"),
+                    {R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})"
+                     "\n"})
+      .expect(
+          "GET", "/api/v1/namespaces/ml/pods?limit=500", 200,
+          R"({"kind":"PodList","metadata":{"resourceVersion":"90"},"items":[{"metadata":{"name":"b","namespace":"ml","resourceVersion":"80"}}]})");
   Watcher watcher(client_, ResourceRef::pods(), "ml", WatcherConfig{}, clock_);
   std::vector<Status> results;
   steps(watcher, 5, &results);
@@ -117,7 +132,9 @@ TEST_F(WatcherTest, AResourceVersionThatIsNotAStringIsIgnored) {
 }
 
 TEST_F(WatcherTest, OtherFailuresKeepTheStateAndRunBacksOff) {
-  transport_->expect("GET", "/api/v1/namespaces/ml/pods?limit=500", 200, R"({"metadata":{"resourceVersion":"5"},"items":[]})")
+  transport_
+      ->expect("GET", "/api/v1/namespaces/ml/pods?limit=500", 200,
+               R"({"metadata":{"resourceVersion":"5"},"items":[]})")
       .expectStream(watchPath("5"), {event("ADDED", "a", "6"), R"({"type":"ADDED","object":{"metad)"})
       .expectFailure("GET", watchPath("6"), makeError(ErrorCode::kUnavailable, "connection refused"))
       .expectStream(watchPath("6"), {event("ADDED", "b", "7")});
@@ -139,11 +156,22 @@ TEST_F(WatcherTest, OtherFailuresKeepTheStateAndRunBacksOff) {
   EXPECT_EQ(watcher.resourceVersion(), "7");
 }
 
-TEST(StoreTest, IndexesByNamespaceAndOwner) {
-  Store store;
+// Every behaviour of the store holds in both layouts.
+class StoreTest : public ::testing::TestWithParam<StoreLayout> {};
+INSTANTIATE_TEST_SUITE_P(Layouts, StoreTest, ::testing::Values(StoreLayout::kParsed, StoreLayout::kPacked),
+                         [](const auto& layout) {
+                           return layout.param == StoreLayout::kParsed ? "Parsed" : "Packed";
+                         });
+
+TEST_P(StoreTest, IndexesByNamespaceAndOwner) {
+  Store store(GetParam());
   store.apply({Kind::kInit, {}});
-  store.apply({Kind::kInitApply, Json::parse(R"({"metadata":{"name":"w0","namespace":"ml","ownerReferences":[{"uid":"job-1"}]}})")});
-  store.apply({Kind::kInitApply, Json::parse(R"({"metadata":{"name":"w1","namespace":"ml","ownerReferences":[{"uid":"job-1"}]}})")});
+  store.apply(
+      {Kind::kInitApply,
+       Json::parse(R"({"metadata":{"name":"w0","namespace":"ml","ownerReferences":[{"uid":"job-1"}]}})")});
+  store.apply(
+      {Kind::kInitApply,
+       Json::parse(R"({"metadata":{"name":"w1","namespace":"ml","ownerReferences":[{"uid":"job-1"}]}})")});
   store.apply({Kind::kInitApply, Json::parse(R"({"metadata":{"name":"x","namespace":"other"}})")});
   EXPECT_FALSE(store.hasSynced()) << "a list is not visible before it is complete";
   EXPECT_EQ(store.size(), 0u);
@@ -154,24 +182,78 @@ TEST(StoreTest, IndexesByNamespaceAndOwner) {
   EXPECT_EQ(store.listOwnedBy("job-1").size(), 2u);
 
   // Re-owning and deleting keep the indexes right.
-  store.apply({Kind::kApply, Json::parse(R"({"metadata":{"name":"w1","namespace":"ml","ownerReferences":[{"uid":"job-2"}]}})")});
+  store.apply(
+      {Kind::kApply,
+       Json::parse(R"({"metadata":{"name":"w1","namespace":"ml","ownerReferences":[{"uid":"job-2"}]}})")});
   EXPECT_EQ(store.listOwnedBy("job-1").size(), 1u);
   EXPECT_EQ(store.listOwnedBy("job-2").size(), 1u);
   auto deleted = store.apply({Kind::kDelete, Json::parse(R"({"metadata":{"name":"w0","namespace":"ml"}})")});
   ASSERT_EQ(deleted.size(), 1u);
   EXPECT_EQ(deleted[0].type, StoreChange::Type::kDeleted);
-  EXPECT_EQ((*deleted[0].current)["metadata"]["ownerReferences"][0]["uid"], "job-1") << "the last known state";
+  EXPECT_EQ((*deleted[0].current)["metadata"]["ownerReferences"][0]["uid"], "job-1")
+      << "the last known state";
   EXPECT_TRUE(store.listOwnedBy("job-1").empty());
   EXPECT_EQ(objectKey(Json::parse(R"({"metadata":{"name":"n1"}})")), "n1");
 }
 
-TEST(StoreTest, ReadersKeepTheirSnapshotWhileTheWriterMovesOn) {
-  Store store;
-  store.apply({Kind::kApply, Json::parse(R"({"metadata":{"name":"a","namespace":"ml","resourceVersion":"1"}})")});
+TEST_P(StoreTest, ReadersKeepTheirSnapshotWhileTheWriterMovesOn) {
+  Store store(GetParam());
+  store.apply(
+      {Kind::kApply, Json::parse(R"({"metadata":{"name":"a","namespace":"ml","resourceVersion":"1"}})")});
   ObjectPtr held = store.get("ml", "a");
-  store.apply({Kind::kApply, Json::parse(R"({"metadata":{"name":"a","namespace":"ml","resourceVersion":"2"}})")});
+  store.apply(
+      {Kind::kApply, Json::parse(R"({"metadata":{"name":"a","namespace":"ml","resourceVersion":"2"}})")});
   EXPECT_EQ((*held)["metadata"]["resourceVersion"], "1");
   EXPECT_EQ((*store.get("ml", "a"))["metadata"]["resourceVersion"], "2");
+}
+
+TEST_P(StoreTest, ARelistReportsWhatChangedDisappearedOrCameByResourceVersion) {
+  Store store(GetParam());
+  const auto object = [](const std::string& name, const std::string& version) {
+    return Json{{"metadata", {{"name", name}, {"namespace", "ml"}, {"resourceVersion", version}}}};
+  };
+  store.apply({Kind::kInit, {}});
+  store.apply({Kind::kInitApply, object("kept", "1")});
+  store.apply({Kind::kInitApply, object("changed", "2")});
+  store.apply({Kind::kInitApply, object("gone", "3")});
+  store.apply({Kind::kInitDone, {}});
+
+  store.apply({Kind::kInit, {}});
+  store.apply({Kind::kInitApply, object("kept", "1")});
+  store.apply({Kind::kInitApply, object("changed", "5")});
+  store.apply({Kind::kInitApply, object("new", "6")});
+  std::map<std::string, std::string> seen;
+  for (const auto& change : store.apply({Kind::kInitDone, {}})) {
+    const std::string name = (*change.current)["metadata"]["name"];
+    seen[name] = change.type == StoreChange::Type::kAdded ? "added"
+                 : change.type == StoreChange::Type::kUpdated
+                     ? "updated from " + (*change.old)["metadata"]["resourceVersion"].get<std::string>()
+                     : "deleted";
+  }
+  EXPECT_EQ(seen, (std::map<std::string, std::string>{
+                      {"changed", "updated from 2"}, {"gone", "deleted"}, {"new", "added"}}));
+  EXPECT_EQ(store.size(), 3u);
+}
+
+TEST(PackedStoreTest, AnObjectReadsBackEqualInEveryJsonType) {
+  const Json original = Json::parse(R"({"metadata":{"name":"p","namespace":"ml","resourceVersion":"7",
+      "labels":{"graphcore.ai/job-name":"résumé-ü"}},"status":{"phase":"Running","restartCount":0,
+      "exitCode":-9,"big":18446744073709551615,"ratio":0.25,"ready":true,"message":null,
+      "containerStatuses":[{"name":"w","state":{"running":{}}},[],{}]}})");
+  Store store(StoreLayout::kPacked);
+  const auto changes = store.apply({Kind::kApply, original});
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(*changes[0].current, original);
+  EXPECT_EQ(*store.get("ml", "p"), original);
+  EXPECT_EQ(store.list().at(0)->dump(), original.dump()) << "numbers keep their kind, strings their bytes";
+}
+
+TEST(StoreLayoutTest, ChangesOnlyWhileTheStoreIsEmpty) {
+  Store store;
+  store.apply({Kind::kApply, Json::parse(R"({"metadata":{"name":"a","namespace":"ml"}})")});
+  store.setLayout(StoreLayout::kPacked);
+  const ObjectPtr first = store.get("ml", "a");
+  EXPECT_EQ(first, store.get("ml", "a")) << "still parsed: every read shares the one object";
 }
 
 }  // namespace

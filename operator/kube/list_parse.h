@@ -1,0 +1,18 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kube/rest_client.h"
+
+namespace ipu::kube {
+
+// Parses a list reply (`{"items":[...]}`), leaving out the named fields of every item as the parser meets
+// them: what a cache would drop anyway is never built. A page of 500 pods is mostly their specs and
+// managedFields; left out here, its parse allocates a fraction of the tree (client-go decodes whole objects
+// and transforms them after; this is the same result without the peak). `itemFields` names a member of an
+// item ("spec") or a member of one of the item's objects ("metadata.managedFields"). Returns a discarded
+// value (is_discarded()) when the body is not JSON.
+Json parseListSkipping(const std::string& body, const std::vector<std::string>& itemFields);
+
+}  // namespace ipu::kube
