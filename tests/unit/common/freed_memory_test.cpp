@@ -21,6 +21,7 @@ namespace {
 #define IPU_OWN_ALLOCATOR 1
 #endif
 
+#ifndef IPU_OWN_ALLOCATOR
 double residentAnonymousMb() {
   std::ifstream status("/proc/self/status");
   for (std::string key; status >> key;) {
@@ -33,7 +34,6 @@ double residentAnonymousMb() {
   return -1;
 }
 
-#ifndef IPU_OWN_ALLOCATOR
 TEST(FreedMemoryTest, PagesFreedInTheMiddleOfTheHeapGoBack) {
   // 64 MB in 1 KB blocks; then all but one block in 64 freed, the last one kept: 63 KB free runs inside
   // the heap and none at its top, which glibc would keep resident by itself.
