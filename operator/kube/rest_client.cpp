@@ -12,14 +12,16 @@ Error cancelled(const std::string& what) {
   return makeError(ErrorCode::kCancelled, what + ": cancelled");
 }
 
-Error notJson(const std::string& what, const std::string& body) {
-  return makeError(ErrorCode::kInternal, what + ": the server's reply is not JSON: " + body.substr(0, 120));
-}
-
-Result<Json> parseBody(const HttpResponse& response, const std::string& what) {
+// skipItemFields: of a list reply, the fields of every item left out as it is parsed (parseListSkipping).
+Result<Json> parseBody(const HttpResponse& response, const std::string& what,
+                       const std::vector<std::string>& skipItemFields) {
   if (response.body.empty()) return Json::object();
-  auto parsed = Json::parse(response.body, nullptr, false);
-  if (parsed.is_discarded()) return notJson(what, response.body);
+  auto parsed = skipItemFields.empty() ? Json::parse(response.body, nullptr, false)
+                                       : parseListSkipping(response.body, skipItemFields);
+  if (parsed.is_discarded()) {
+    return makeError(ErrorCode::kInternal,
+                     what + ": the server's reply is not JSON: " + response.body.substr(0, 120));
+  }
   return parsed;
 }
 
@@ -131,11 +133,12 @@ Result<HttpResponse> RestClient::execute(HttpRequest request, bool idempotent, s
   }
 }
 
-Result<Json> RestClient::executeJson(HttpRequest request, bool idempotent, std::stop_token stop) {
+Result<Json> RestClient::executeJson(HttpRequest request, bool idempotent, std::stop_token stop,
+                                     const std::vector<std::string>& skipItemFields) {
   std::string what = request.method + " " + request.pathAndQuery;
   auto response = execute(std::move(request), idempotent, stop);
   if (!response) return response.error();
-  return parseBody(*response, what);
+  return parseBody(*response, what, skipItemFields);
 }
 
 Result<Json> RestClient::get(const ResourceRef& resource, const std::string& ns, const std::string& name,
@@ -150,16 +153,7 @@ Result<Json> RestClient::list(const ResourceRef& resource, const std::string& ns
                                    {"limit", options.limit > 0 ? std::to_string(options.limit) : ""},
                                    {"continue", options.continueToken},
                                    {"resourceVersion", options.resourceVersion}});
-  if (options.skipItemFields.empty())
-    return executeJson(makeRequest("GET", resource.path(ns) + query), true, stop);
-  HttpRequest request = makeRequest("GET", resource.path(ns) + query);
-  const std::string what = request.method + " " + request.pathAndQuery;
-  auto response = execute(std::move(request), true, stop);
-  if (!response) return response.error();
-  if (response->body.empty()) return Json::object();
-  auto parsed = parseListSkipping(response->body, options.skipItemFields);
-  if (parsed.is_discarded()) return notJson(what, response->body);
-  return parsed;
+  return executeJson(makeRequest("GET", resource.path(ns) + query), true, stop, options.skipItemFields);
 }
 
 Result<Json> RestClient::listAll(const ResourceRef& resource, const std::string& ns, ListOptions options,

@@ -121,7 +121,8 @@ class RestClient {
 
  private:
   Result<HttpResponse> execute(HttpRequest request, bool idempotent, std::stop_token stop);
-  Result<Json> executeJson(HttpRequest request, bool idempotent, std::stop_token stop);
+  Result<Json> executeJson(HttpRequest request, bool idempotent, std::stop_token stop,
+                           const std::vector<std::string>& skipItemFields = {});
   void authorise(HttpRequest& request);
 
   std::shared_ptr<Transport> transport_;
