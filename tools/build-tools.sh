@@ -40,7 +40,8 @@ module_key() { cat "$here/$1/go.mod" "$here/$1/go.sum" | sha256sum | cut -c1-12;
 # into the cache dir, named after the package or as given.
 build_module() {
   local dir=$1 version=$2 ldflags=$3; shift 3
-  local out="$bin_root/$dir-$version-$(module_key "$dir")"
+  local out
+  out="$bin_root/$dir-$version-$(module_key "$dir")"
   if [[ ! -f $out/.complete ]]; then
     say "building $dir $version (cold: this takes minutes; later runs reuse $out)"
     local started=$SECONDS

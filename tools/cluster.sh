@@ -101,19 +101,19 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-[[ $nodes =~ ^[0-9]+$ ]] && ((nodes >= 1 && nodes <= 500)) || die_usage "--nodes must be a number from 1 to 500, not '$nodes'"
+{ [[ $nodes =~ ^[0-9]+$ ]] && ((nodes >= 1 && nodes <= 500)); } || die_usage "--nodes must be a number from 1 to 500, not '$nodes'"
 [[ $ipu_pods =~ ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(,[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ ]] ||
   die_usage "--ipu-pods must be comma-separated lower-case names (like pod64,pod16-b), not '$ipu_pods'"
 [[ -z $apiserver_port ]] || is_port "$apiserver_port" || die_usage "--apiserver-port must be a port number, not '$apiserver_port'"
 [[ -z $etcd_port ]] || is_port "$etcd_port" || die_usage "--etcd-port must be a port number, not '$etcd_port'"
-[[ $start_timeout =~ ^[0-9]+$ ]] && ((start_timeout > 0)) || die_usage "--timeout must be a positive number of seconds, not '$start_timeout'"
+{ [[ $start_timeout =~ ^[0-9]+$ ]] && ((start_timeout > 0)); } || die_usage "--timeout must be a positive number of seconds, not '$start_timeout'"
 [[ $images_given == false || $real_node == true ]] || die_usage "--images needs --real-node"
 [[ $real_node == false || $command == up ]] || die_usage "--real-node goes with up"
 [[ $audit_all == false || $command == up ]] || die_usage "--audit-all goes with up"
 IFS=, read -r -a image_list <<< "$images"
 for image in "${image_list[@]}"; do
   [[ $image =~ ^[a-z0-9-]+$ && -x $here/images/build-$image.sh ]] ||
-    die_usage "--images: no image '$image' (there is tools/images/build-<name>.sh for: $(cd "$here/images" && ls build-*.sh | sed 's/^build-//; s/\.sh$//' | paste -sd, -))"
+    die_usage "--images: no image '$image' (there is tools/images/build-<name>.sh for: $(cd "$here/images" && printf '%s\n' build-*.sh | sed 's/^build-//; s/\.sh$//' | paste -sd, -))"
 done
 mkdir -p "$cluster_dir"
 cluster_dir=$(cd "$cluster_dir" && pwd)
@@ -153,9 +153,9 @@ cluster_running() { [[ -f $cluster_dir/pids/order ]] && proc_alive kube-apiserve
 cmd_status() {
   [[ -f $cluster_dir/pids/order ]] || { echo "no cluster in $cluster_dir"; return 3; }
   local name state=0
-  for name in $(cat "$cluster_dir/pids/order"); do
+  while IFS= read -r name; do
     if proc_alive "$name"; then echo "$name: running (pid $(proc_pid "$name"))"; else echo "$name: stopped"; state=3; fi
-  done
+  done < "$cluster_dir/pids/order"
   return $state
 }
 

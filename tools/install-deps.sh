@@ -4,11 +4,13 @@
 set -euo pipefail
 packages=(
   # build
-  cmake ninja-build g++ pkg-config clang-format
+  cmake ninja-build g++ pkg-config ccache
+  # the fast lane (.ci/run): the format check and the shell scripts' lint
+  clang-format-14 shellcheck
   # the ASan+UBSan build is clang's, for libFuzzer (tests/fuzz): the compiler, and compiler-rt with
   # libclang_rt.fuzzer and the sanitizer runtimes
   clang-14 libclang-rt-14-dev
-  # libraries (DESIGN.md): HTTP/TLS client, YAML, JSON, OpenSSL, gRPC + protobuf for the V-IPU API,
+  # libraries (docs/architecture.md): HTTP/TLS client, YAML, JSON, OpenSSL, gRPC + protobuf for the V-IPU API,
   # Prometheus metrics (prometheus-cpp's core), command-line flags (CLI11), tests
   libcpprest-dev libboost-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc

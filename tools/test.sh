@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The project's test command (README): installs what is missing, builds the test cluster's tools and the
-# project, runs the unit, integration and e2e tests, then, in one clang build with ASan+UBSan, the unit tests
-# again and a 60 s smoke run of each libFuzzer target (tests/fuzz).
-# Extra arguments go to the main and the ASan+UBSan unit test runs (e.g. -R Pod, --repeat until-fail:3), not to
-# the fuzzers.
+# The project's test command (README): installs what is missing, runs the fast lane (tools/fast-lane.sh: the
+# format, the shell scripts' lint, the include layers, the cited documents; seconds, and a failure ends the run
+# before any build), builds the test cluster's tools and the project, runs the unit tests alone (a failure stops
+# there), then the integration and e2e tests, then, in one clang build with ASan+UBSan, the unit tests again and
+# a 60 s smoke run of each libFuzzer target (tests/fuzz). With ccache installed, both builds compile through it
+# (its cache in $IPU_OPERATOR_CACHE/ccache unless CCACHE_DIR says otherwise).
+# Extra arguments go to the unit, cluster and ASan+UBSan unit test runs (e.g. -R Pod, --repeat until-fail:3), not
+# to the fuzzers.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
@@ -14,12 +17,28 @@ phase() { echo "==> [$((SECONDS - started)) s] $*" >&2; }
 
 phase "dependencies"
 tools/install-deps.sh
+phase "fast lane (tools/fast-lane.sh)"
+if ! tools/fast-lane.sh; then
+  echo "the fast lane failed (its report is above): no build, no tests" >&2
+  exit 1
+fi
 phase "test cluster tools (Go, cached in ${IPU_OPERATOR_CACHE:-~/.cache/ipu-operator})"
 tools/build-tools.sh > /dev/null
 echo "tools ready after $((SECONDS - started)) s" >&2
 
-phase "build (build/)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
+cache=${IPU_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ipu-operator}
+# The compiler launcher goes to both configures: ccache when installed, else none (a build directory configured
+# with one before is configured again without it, not left pointing at a missing program).
+launcher=-DCMAKE_CXX_COMPILER_LAUNCHER=
+compiling="without ccache (not installed)"
+if command -v ccache > /dev/null; then
+  launcher=-DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+  export CCACHE_DIR=${CCACHE_DIR:-$cache/ccache}
+  compiling="through ccache, cached in $CCACHE_DIR"
+fi
+
+phase "build (build/, $compiling)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$launcher" > /dev/null
 cmake --build build -j "$jobs"
 
 # ctest_counted <log> <ctest args...>: runs ctest, keeping its output to count the tests it ran.
@@ -41,31 +60,56 @@ failed_test_outputs() {
       for (i = (n > 40 ? n - 40 : 0); i < n; i++) print lines[i]
     }' "$1"
 }
-count() { sed -n "s/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\1 \2/p" "$1" | tail -n 1; }
+# count <log>: "<failed> <total>" from ctest's summary line ("0 0" when it ran no test).
+count() {
+  local counted
+  counted=$(sed -n "s/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\1 \2/p" "$1" | tail -n 1)
+  echo "${counted:-0 0}"
+}
+# after_failure <status> [clusters]: what a reader needs after a failed run: with "clusters", the test clusters'
+# log tails, then, last, where a reader of only the end of this output finds it, what each failed test printed;
+# exits with the status.
+after_failure() {
+  local cluster_logs log
+  [[ ${2:-} == clusters ]] || { failed_test_outputs build/Testing/Temporary/LastTest.log >&2; exit "$1"; }
+  for cluster_logs in build/test-cluster/logs build/test-cluster-e2e/logs; do
+    [[ -d $cluster_logs ]] || continue
+    for log in "$cluster_logs"/*.log; do
+      [[ -f $log ]] || continue
+      echo "--- tail of $log ---" >&2
+      tail -n 30 "$log" >&2
+    done
+  done
+  failed_test_outputs build/Testing/Temporary/LastTest.log >&2
+  exit "$1"
+}
 
-# e2e runs real containers on a real kubelet + containerd node (its own cluster), which needs root.
-excluded='bench|chaos|fuzz'
-tiers="unit + integration + e2e"
+# The unit tier first, on its own: seconds, no cluster; a failure here stops before the clusters start.
+phase "unit tests"
+unit_started=$SECONDS
+status=0
+ctest_counted build/ctest-unit.log --test-dir build --label-regex '^unit$' -j "$jobs" --output-on-failure "$@" ||
+  status=$?
+read -r unit_failed unit_total <<< "$(count build/ctest-unit.log)"
+echo "unit tests: $((unit_total - unit_failed)) passed, $unit_failed failed in $((SECONDS - unit_started)) s" >&2
+if ((status != 0)); then
+  echo "the unit tests failed: the integration and e2e tests did not run" >&2
+  after_failure "$status"
+fi
+
+# Then the tiers on a test cluster. e2e runs real containers on a real kubelet + containerd node (its own
+# cluster), which needs root.
+excluded='unit|bench|chaos|fuzz'
+tiers="integration + e2e"
 if [[ $(id -u) != 0 ]]; then
-  excluded='bench|chaos|e2e|fuzz'
-  tiers="unit + integration (e2e skipped: its real node needs root)"
+  excluded='unit|bench|chaos|e2e|fuzz'
+  tiers="integration (e2e skipped: its real node needs root)"
 fi
 phase "$tiers tests"
 status=0
 ctest_counted build/ctest-main.log --test-dir build --label-exclude "$excluded" -j "$jobs" --output-on-failure "$@" ||
   status=$?
-if ((status != 0)); then
-  for cluster_logs in build/test-cluster/logs build/test-cluster-e2e/logs; do
-    [[ -d $cluster_logs ]] || continue
-    for log in "$cluster_logs"/*.log; do
-      echo "--- tail of $log ---" >&2
-      tail -n 30 "$log" >&2
-    done
-  done
-  # Last, where a reader of only the end of this output finds it: what each failed test printed.
-  failed_test_outputs build/Testing/Temporary/LastTest.log >&2
-  exit "$status"
-fi
+((status == 0)) || after_failure "$status" clusters
 
 phase "clang build with ASan+UBSan (build-asan/: unit tests and fuzzers only)"
 # One clang build serves both: ASan+UBSan in all of it, libFuzzer's coverage hooks in the project's code
@@ -78,7 +122,7 @@ fi
 # Line tables are all a sanitizer report needs for its file:line stack traces; full debug info would make this
 # build of every unit test slower to compile and link.
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only \
-  -DCMAKE_CXX_COMPILER="$sanitizer_cxx" -DIPU_SANITIZE=ON -DIPU_FUZZ=ON > /dev/null
+  -DCMAKE_CXX_COMPILER="$sanitizer_cxx" -DIPU_SANITIZE=ON -DIPU_FUZZ=ON "$launcher" > /dev/null
 cmake --build build-asan -j "$jobs" --target unit_tests fuzz_targets
 # tools/sanitizers/lsan.supp: leaks a third-party library leaves at process exit only (each says why).
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -94,7 +138,8 @@ ctest_counted build-asan/ctest-fuzz-smoke.log --test-dir build-asan --label-rege
 read -r main_failed main_total <<< "$(count build/ctest-main.log)"
 read -r asan_failed asan_total <<< "$(count build-asan/ctest-asan.log)"
 read -r fuzz_failed fuzz_total <<< "$(count build-asan/ctest-fuzz-smoke.log)"
-failed=$((main_failed + asan_failed + fuzz_failed))
-echo "finished in $((SECONDS - started)) s: $main_total tests, then $asan_total unit tests under ASan+UBSan" \
-  "and $fuzz_total fuzzer smoke runs" >&2
-echo "tests: $((main_total + asan_total + fuzz_total - failed)) passed, $failed failed"
+failed=$((unit_failed + main_failed + asan_failed + fuzz_failed))
+total=$((unit_total + main_total + asan_total + fuzz_total))
+echo "finished in $((SECONDS - started)) s: $unit_total unit tests, $main_total $tiers tests, then $asan_total unit" \
+  "tests under ASan+UBSan and $fuzz_total fuzzer smoke runs" >&2
+echo "tests: $((total - failed)) passed, $failed failed"

@@ -1,8 +1,10 @@
+# shellcheck shell=bash
 # Certificates and kubeconfigs for the local cluster (sourced by cluster.sh).
 # One throw-away CA per cluster directory; EC P-256 keys because they are quick to make.
 
 # pki_issue <name> <subject> <extensions>: key + certificate signed by the cluster CA.
 pki_issue() {
+  # shellcheck disable=SC2154 # cluster_dir: a global of tools/cluster.sh, which sources this file
   local name=$1 subject=$2 extensions=$3 pki=$cluster_dir/pki
   openssl ecparam -name prime256v1 -genkey -noout -out "$pki/$name.key" 2>/dev/null
   openssl req -new -key "$pki/$name.key" -subj "$subject" -out "$pki/$name.csr" 2>/dev/null
@@ -39,6 +41,7 @@ subjectAltName=IP:127.0.0.1,DNS:localhost"
 # kubeconfig_write <file> <user cert name> [embed]: a kubeconfig for one client certificate.
 # The admin kubeconfig embeds its data so it can be copied elsewhere; components read files.
 kubeconfig_write() {
+  # shellcheck disable=SC2154 # apiserver_port: a global of tools/cluster.sh, which sources this file
   local file=$1 user=$2 embed=${3:-} pki=$cluster_dir/pki server="https://${apiserver_address:-127.0.0.1}:$apiserver_port"
   local ca_line cert_line key_line
   if [[ $embed == embed ]]; then

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Start, watch and stop the cluster's processes (sourced by cluster.sh).
 # Each process runs in its own session (setsid), logs to logs/<name>.log and has pids/<name>.pid.
 # Every command line names the cluster directory, which is how stop recognises its own processes
@@ -5,6 +6,7 @@
 
 proc_start() {
   local name=$1; shift
+  # shellcheck disable=SC2154 # cluster_dir: a global of tools/cluster.sh, which sources this file
   setsid "$@" >> "$cluster_dir/logs/$name.log" 2>&1 < /dev/null &
   echo $! > "$cluster_dir/pids/$name.pid"
   grep -qx "$name" "$cluster_dir/pids/order" 2>/dev/null || echo "$name" >> "$cluster_dir/pids/order"
@@ -31,12 +33,12 @@ proc_stop() {
 # started with.
 proc_restart() {
   local name=$1
-  local -a command
+  local -a command_line
   [[ -f $cluster_dir/pids/$name.cmd ]] || { echo "cluster: no component '$name' in $cluster_dir" >&2; return 1; }
-  mapfile -d '' -t command < "$cluster_dir/pids/$name.cmd"
+  mapfile -d '' -t command_line < "$cluster_dir/pids/$name.cmd"
   proc_stop "$name"
   echo "--- restarted at $(date -u +%FT%TZ) ---" >> "$cluster_dir/logs/$name.log"
-  proc_start "$name" "${command[@]}"
+  proc_start "$name" "${command_line[@]}"
 }
 
 proc_pid() { cat "$cluster_dir/pids/$1.pid" 2>/dev/null || true; }
@@ -57,6 +59,7 @@ proc_log_tail() {
 # the start timeout passes; the last two fail with the component's log tail.
 proc_wait_until() {
   local name=$1 what=$2; shift 2
+  # shellcheck disable=SC2154 # start_timeout: a global of tools/cluster.sh, which sources this file
   local deadline=$((SECONDS + start_timeout))
   until "$@" > /dev/null 2>&1; do
     if ! proc_alive "$name"; then

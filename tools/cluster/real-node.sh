@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The real node of the local cluster (sourced by cluster.sh): kubelet + a private containerd + runc + CNI
 # bridge, so that end-to-end tests run real containers and `kubectl logs` shows real output; and CoreDNS on
 # the node IP, the cluster DNS of its pods (cluster.local), so that they find each other by name.
@@ -20,6 +21,7 @@
 # kernel settings the kubelet changes at start (kernel.panic...) are put back as soon as the node is Ready.
 
 real_node_name=real-node-0
+# shellcheck disable=SC2154 # cluster_dir: a global of tools/cluster.sh, which sources this file
 real_node_dir=$cluster_dir/real-node
 real_node_label=ipu-operator.dev/real-node
 cni_bin_dir=/usr/lib/cni
@@ -42,10 +44,11 @@ real_node_names() {
   cgroup_root=/ipu-real-node-$hash
   # A /24 in 10.200.0.0-10.239.255.0: clear of kwok's 10.244.0.0/16, the services' 10.96.0.0/16 and
   # containerd's default 10.88.0.0/16; the next one if a route on this machine covers it already.
-  local n=$((16#${hash:0:6} % 10240)) tries
+  local n=$((16#${hash:0:6} % 10240)) tries routes
   for ((tries = 0; tries < 64; tries++)); do
     pod_subnet=10.$((200 + n / 256 % 40)).$((n % 256)).0/24
-    [[ -z $( { ip -4 route show match "$pod_subnet"; ip -4 route show root "$pod_subnet"; } | grep -v '^default') ]] && break
+    routes=$( { ip -4 route show match "$pod_subnet"; ip -4 route show root "$pod_subnet"; } | grep -v '^default' || true)
+    [[ -z $routes ]] && break
     n=$((n + 1))
   done
   node_ip=${pod_subnet%.0/24}.1
@@ -59,6 +62,7 @@ real_node_preflight() {
   local b missing=()
   for b in containerd containerd-shim-runc-v2 runc ctr ip findmnt iptables-restore; do command -v "$b" > /dev/null || missing+=("$b"); done
   for b in bridge host-local loopback portmap; do [[ -x $cni_bin_dir/$b ]] || missing+=("$cni_bin_dir/$b"); done
+  # shellcheck disable=SC2154 # bin_dir: a global of tools/cluster.sh, which sources this file
   [[ -x $bin_dir/kubelet ]] || missing+=("$bin_dir/kubelet")
   [[ -x $bin_dir/coredns ]] || missing+=("$bin_dir/coredns")
   [[ -x $bin_dir/kube-proxy ]] || missing+=("$bin_dir/kube-proxy")
@@ -133,6 +137,7 @@ TOML
 # route, masquerading or IP forwarding: pods talk to each other and to the node, never beyond.
 # containerd runs the loopback plugin itself for each pod's lo.
 real_node_write_cni_config() {
+  # shellcheck disable=SC2154 # service_cidr: a global of tools/cluster.sh, which sources this file
   cat > "$real_node_dir/cni/10-$cni_network.conflist" <<JSON
 {
   "cniVersion": "1.0.0",
@@ -159,6 +164,7 @@ JSON
 
 real_node_write_kubelet_config() {
   local pki=$cluster_dir/pki kubelet=$real_node_dir/kubelet
+  # shellcheck disable=SC2154 # kubelet_port, kubelet_healthz_port: globals of tools/cluster.sh, which sources this file
   cat > "$kubelet/config.yaml" <<YAML
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -329,6 +335,7 @@ real_node_up() {
   # Images first: a cold build takes a while (and says so), and nothing runs yet.
   real_node_env=""
   local pause_image built
+  # shellcheck disable=SC2154 # here (the tools folder): a global of tools/cluster.sh, which sources this file
   built=$("$here/images/build-pause.sh")
   read -r pause_image archive <<< "$built"
   local archives=("$archive")
@@ -359,6 +366,7 @@ real_node_up() {
 subjectAltName=IP:$node_ip,DNS:$real_node_name"
   kubeconfig_write "$cluster_dir/kubelet.kubeconfig" kubelet
   real_node_write_kubelet_config
+  # shellcheck disable=SC2154 # ipu_pods: a global of tools/cluster.sh, which sources this file
   proc_start kubelet "$bin_dir/kubelet" --config "$real_node_dir/kubelet/config.yaml" \
     --kubeconfig "$cluster_dir/kubelet.kubeconfig" --root-dir "$real_node_dir/kubelet/root" \
     --hostname-override "$real_node_name" --node-ip "$node_ip" \
@@ -510,8 +518,8 @@ real_node_kill_leftovers() {
 # the kubelet's bind mount of its own root), deepest first; a busy mount is detached lazily rather than
 # left behind. Several passes for mounts stacked on one target.
 real_node_unmount_all() {
-  local target pass
-  for pass in 1 2 3; do
+  local target
+  for _ in 1 2 3; do
     for target in $(findmnt -rn -o TARGET | grep -F "$real_node_dir/" | sort -r || true); do
       umount "$target" 2>/dev/null || umount -l "$target" 2>/dev/null || true
     done

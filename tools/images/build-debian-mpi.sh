@@ -15,6 +15,7 @@ image_parse_args "$@"
 
 suite=bookworm
 packages=(python3 openmpi-bin python3-mpi4py)
+# shellcheck disable=SC2016 # $(REPO_URI) is apt-get's own placeholder for --format, not a shell expansion
 default_mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Created-By: Packages' "Codename: $suite" 2>/dev/null |
   grep -m1 '/debian/$' || true)
 mirror=${IPU_DEBIAN_MIRROR:-${default_mirror:-http://deb.debian.org/debian/}}

@@ -22,7 +22,7 @@ image_parse_binary_args binary "$@"
 [[ -f $binary ]] ||
   { echo "build-ipu-runtime: no ipu-runtime binary at $binary; build it first: cmake --build build --target ipu-runtime" \
       "(or pass --binary PATH / set IPU_RUNTIME_BINARY)" >&2; exit 1; }
-command -v objcopy > /dev/null && command -v readelf > /dev/null ||
+{ command -v objcopy && command -v readelf; } > /dev/null ||
   { echo "build-ipu-runtime: objcopy and readelf are missing (binutils; run tools/install-deps.sh)" >&2; exit 1; }
 # A program interpreter (ld-linux) means a dynamic binary, which would fail in the image with a bare
 # "no such file or directory" when the kubelet starts it; say why here instead.

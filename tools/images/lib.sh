@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the image build scripts (sourced): the cache, and writing a single-layer OCI image archive from a
 # root filesystem without a registry, a daemon or umoci. Same rootfs in, same bytes out: file times, owners'
 # names and compression headers are fixed, tar entries are sorted.
@@ -48,6 +49,7 @@ image_parse_binary_args() {
 # which the image is built from; fails clearly when the package is missing. Sets busybox to its path.
 image_begin_from_busybox_static() {
   busybox=/bin/busybox
+  # shellcheck disable=SC2154 # image_name: set by the build script that sources this file
   dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'install ok installed' ||
     { echo "build-$image_name: the busybox-static package is missing (run tools/install-deps.sh)" >&2; exit 1; }
   image_begin "$(dpkg-query -W -f='${Version}' busybox-static)" "$(sha256sum < "$busybox")"
@@ -106,7 +108,7 @@ image_finish() {
   layer_size=$(stat -c %s "$image_work/layer.tar.gz")
   mv "$image_work/layer.tar.gz" "$blobs/$layer_digest"
 
-  local created
+  local created config_digest config_size manifest_digest manifest_size # the last four: set by image_blob
   created=$(date -u -d "@$image_epoch" +%Y-%m-%dT%H:%M:%SZ)
   image_blob config "{\"created\":\"$created\",\"architecture\":\"amd64\",\"os\":\"linux\",\"config\":$config,\
 \"rootfs\":{\"type\":\"layers\",\"diff_ids\":[\"sha256:$diff_id\"]},\

@@ -1,0 +1,5 @@
+#pragma once
+
+#include "cmd/operator_flags.h"
+
+int run(const OperatorFlags& flags);

@@ -1,0 +1,3 @@
+#include "jobs/job_controller.h"
+
+Result reconcile() { return get("/apis"); }

@@ -1,0 +1,6 @@
+#pragma once
+
+#include "common/result.h"
+#include "kube/client.h"
+
+Result reconcile();

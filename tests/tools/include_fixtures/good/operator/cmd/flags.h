@@ -1,0 +1,3 @@
+#pragma once
+
+#include "common/result.h"

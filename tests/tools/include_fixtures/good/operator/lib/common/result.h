@@ -1,0 +1,7 @@
+#pragma once
+
+#include <string>
+
+struct Result {
+  std::string error;
+};

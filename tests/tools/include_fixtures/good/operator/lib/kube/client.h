@@ -1,0 +1,5 @@
+#pragma once
+
+#include "common/result.h"
+
+Result get(const char* path);
