@@ -1,4 +1,5 @@
-// ipu-runtime: the static binary the operator places into every worker pod (DESIGN.md, "Runtime and launch").
+// ipu-runtime: the static binary the operator places into every worker pod (docs/architecture.md, "Runtime
+// and launch").
 //
 //   ipu-runtime exec -- CMD…              run the worker's command as PID 1, with a termination message
 //   ipu-runtime launch [--launcher] -- CMD…  worker 0 of a multi-worker instance: start every rank

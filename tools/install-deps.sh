@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build and the tests need. Idempotent: only missing packages are
 # installed, and nothing is printed when everything is already there. Needs root (or sudo) on Debian 12.
+# Usage: tools/install-deps.sh [--fast-lane]   (--fast-lane: only what tools/fast-lane.sh needs, a few MB, so
+# that tools/test.sh reports the fast lane before the minutes the rest takes on a fresh machine)
 set -euo pipefail
-packages=(
+# The fast lane (.ci/run): the format check, the shell scripts' lint, the include-graph check.
+fast_lane=(clang-format-14 shellcheck python3 git)
+packages=("${fast_lane[@]}"
   # build
   cmake ninja-build g++ pkg-config ccache
-  # the fast lane (.ci/run): the format check and the shell scripts' lint
-  clang-format-14 shellcheck
   # the ASan+UBSan build is clang's, for libFuzzer (tests/fuzz): the compiler, and compiler-rt with
   # libclang_rt.fuzzer and the sanitizer runtimes
   clang-14 libclang-rt-14-dev
@@ -26,6 +28,7 @@ packages=(
   # debian-mpi image does in pods
   openmpi-bin python3-mpi4py
 )
+[[ ${1:-} == --fast-lane ]] && packages=("${fast_lane[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -15,13 +15,14 @@ started=$SECONDS
 # Each phase says when it starts, counted from the start of the run.
 phase() { echo "==> [$((SECONDS - started)) s] $*" >&2; }
 
-phase "dependencies"
-tools/install-deps.sh
 phase "fast lane (tools/fast-lane.sh)"
+tools/install-deps.sh --fast-lane
 if ! tools/fast-lane.sh; then
   echo "the fast lane failed (its report is above): no build, no tests" >&2
   exit 1
 fi
+phase "dependencies"
+tools/install-deps.sh
 phase "test cluster tools (Go, cached in ${IPU_OPERATOR_CACHE:-~/.cache/ipu-operator})"
 tools/build-tools.sh > /dev/null
 echo "tools ready after $((SECONDS - started)) s" >&2

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vipu/ipu_set.h"
@@ -56,6 +57,22 @@ struct AdmissionDecision {
   int position = 0;                                 // kWait: 1 = next in line
   std::string reason;                               // a status condition reason
   std::string message;                              // for people
+
+  // Named, so that no decision is built by the position of its fields.
+  static AdmissionDecision admit(std::string controller, std::vector<vipu::InstancePlacement> placements) {
+    AdmissionDecision decision;
+    decision.kind = Kind::kAdmit;
+    decision.controller = std::move(controller);
+    decision.placements = std::move(placements);
+    return decision;
+  }
+  // Waits, not in line (position 0): only a change of its quota, or of the job itself, can let it run.
+  static AdmissionDecision waitOutOfLine(std::string reason, std::string message) {
+    AdmissionDecision decision;
+    decision.reason = std::move(reason);
+    decision.message = std::move(message);
+    return decision;
+  }
 };
 
 // The free space of every controller during one pass. Reservations take their IPUs at construction; each

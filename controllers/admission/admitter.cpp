@@ -7,27 +7,15 @@
 #include <utility>
 
 #include "api/ipujob.h"
+#include "api/ipujob_status.h"
+#include "api/job_lifecycle.h"
 #include "common/json_access.h"
-#include "ipujob/job_status.h"
-#include "ipujob/worker_pod.h"
+#include "common/log.h"
+#include "common/stable_hash.h"
 #include "kube/resource.h"
 #include "quota/quota_usage.h"
 
 namespace ipu::controllers {
-namespace {
-
-bool alive(const Json& job) {
-  return member(member(job, "metadata"), "deletionTimestamp").is_null() && !isTerminalPhase(phaseOf(job));
-}
-
-}  // namespace
-
-bool waitsForAdmission(const Json& job) {
-  if (!alive(job)) return false;
-  if (member(member(job, "spec"), "suspend") == Json(true)) return false;
-  return heldPartitionsOf(job).empty();
-}
-
 const vipu::InstancePlacement* Admission::placementOf(int instance) const {
   for (std::size_t i = 0; i < instances.size() && i < decision.placements.size(); ++i) {
     if (instances[i] == instance) return &decision.placements[i];
@@ -50,10 +38,9 @@ Admitter::Admitter(VipuInventory& inventory, const kube::Store& jobs, const kube
       passObserved_(std::move(passObserved)) {}
 
 const std::optional<AdmissionRequest>& Admitter::requestFor(const Json& job) {
-  const Json& metadata = job["metadata"];
-  const std::string uid = metadata.value("uid", "");
-  const std::string version = metadata.value("resourceVersion", "");
-  auto& cached = parsed_[uid];
+  const Json& metadata = member(job, "metadata");
+  const std::string version = stringMember(metadata, "resourceVersion");
+  auto& cached = parsed_[api::identityOf(job).uid];
   if (cached.resourceVersion == version && !version.empty()) return cached.request;
   cached.resourceVersion = version;
   cached.request.reset();
@@ -61,49 +48,106 @@ const std::optional<AdmissionRequest>& Admitter::requestFor(const Json& job) {
   if (!parsed) return cached.request;  // its own reconcile fails it with the reason
   AdmissionRequest request;
   request.key = kube::objectKey(job);
-  request.ns = metadata.value("namespace", "");
+  request.ns = parsed->identity.ns;
   request.priority = parsed->spec.priority;
-  request.creationTimestamp = metadata.value("creationTimestamp", "");
+  request.creationTimestamp = stringMember(metadata, "creationTimestamp");
   request.instances = static_cast<std::uint32_t>(parsed->spec.jobInstances);
   request.ipusPerInstance = static_cast<std::uint32_t>(parsed->spec.ipusPerJobInstance);
-  if (auto pinned = pinnedVipuController(parsed->spec); !pinned.empty())
+  if (auto pinned = api::pinnedVipuController(parsed->spec); !pinned.empty())
     request.controllers.push_back(pinned);
   cached.request = std::move(request);
   return cached.request;
 }
 
+const char* toString(ReservationEnd end) {
+  switch (end) {
+    case ReservationEnd::kPartitionsExist:
+      return "PartitionsExist";
+    case ReservationEnd::kNotRecorded:
+      return "NotRecorded";
+    case ReservationEnd::kQuotaRefused:
+      return "QuotaRefused";
+    case ReservationEnd::kIpusTakenElsewhere:
+      return "IpusTakenElsewhere";
+    case ReservationEnd::kReleased:
+      return "Released";
+    case ReservationEnd::kJobGone:
+      return "JobGone";
+  }
+  return "Unknown";
+}
+
 Result<std::optional<Admission>> Admitter::decide(const std::string& key) {
   std::lock_guard pass(passMutex_);
+  dropReservationsOfGoneJobs();
   const kube::ObjectPtr self = jobs_.get(key);
-  if (!self || !waitsForAdmission(*self) || inFlight_.contains(key)) return std::optional<Admission>();
-  if (std::string inputs = passInputs(); inputs != memo_.inputs || !memo_.decisions.contains(key)) {
+  if (!self || !api::waitsForAdmission(*self) || reserved_.contains(key)) return std::optional<Admission>();
+  if (!memoCurrent(key)) {
     const auto started = std::chrono::steady_clock::now();
+    // Both read before the plan: a change that lands while it runs moves a counter past them, so the next
+    // decide() looks again.
+    const Counters before = counters();
+    const std::uint64_t inputs = fingerprint();
     plan();
-    memo_.inputs = std::move(inputs);
+    memo_.counters = before;
+    memo_.fingerprint = inputs;
     ++passes_;
     if (passObserved_) {
       passObserved_(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     }
   }
   auto decided = decisionFor(key, self);
+  // Until end(), later passes count these IPUs as taken: the status write and the V-IPU calls happen after
+  // this pass, outside the lock.
   if (decided && *decided && (*decided)->decision.kind == AdmissionDecision::Kind::kAdmit) {
-    // Until forget(), later passes count these IPUs as taken: the status write and the V-IPU calls happen
-    // after this pass, outside the lock.
-    inFlight_[key] = **decided;
+    reserve(key, **decided);
   }
   return decided;
 }
 
-std::optional<Admission> Admitter::inFlight(const std::string& key) const {
+std::optional<Admission> Admitter::reservation(const std::string& key) const {
   std::lock_guard pass(passMutex_);
-  const auto found = inFlight_.find(key);
-  if (found == inFlight_.end()) return std::nullopt;
-  return found->second;
+  const auto found = reserved_.find(key);
+  if (found == reserved_.end()) return std::nullopt;
+  return found->second.admission;
 }
 
-void Admitter::forget(const std::string& key) {
+std::size_t Admitter::reservations() const {
   std::lock_guard pass(passMutex_);
-  inFlight_.erase(key);
+  return reserved_.size();
+}
+
+void Admitter::reserve(const std::string& key, Admission admission) {
+  const kube::ObjectPtr job = jobs_.get(key);
+  std::string uid = job ? api::identityOf(*job).uid : "";
+  reserved_[key] = {std::move(admission), std::move(uid)};
+  ++reservationsRevision_;
+}
+
+void Admitter::dropReservationsOfGoneJobs() {
+  // Gone from the cache, or made again under the name: nobody will end the reservation (a job deleted with
+  // its finalizer stripped is never cleaned up). A job being deleted, or finished, is still there: its own
+  // release ends its reservation, after any partition it was creating exists.
+  for (auto it = reserved_.begin(); it != reserved_.end();) {
+    const kube::ObjectPtr job = jobs_.get(it->first);
+    if (job && api::identityOf(*job).uid == it->second.uid) {
+      ++it;
+      continue;
+    }
+    log::info("admission reservation given back",
+              {{"job", it->first}, {"reason", toString(ReservationEnd::kJobGone)}});
+    it = reserved_.erase(it);
+    ++reservationsRevision_;
+  }
+}
+
+void Admitter::end(const std::string& key, ReservationEnd why) {
+  std::lock_guard pass(passMutex_);
+  if (reserved_.erase(key) == 0) return;
+  ++reservationsRevision_;
+  if (why != ReservationEnd::kPartitionsExist) {
+    log::info("admission reservation given back", {{"job", key}, {"reason", toString(why)}});
+  }
 }
 
 std::uint64_t Admitter::passes() const {
@@ -111,27 +155,46 @@ std::uint64_t Admitter::passes() const {
   return passes_;
 }
 
-std::string Admitter::passInputs() const {
-  // What a pass reads of each job: its spec (generation), whether it is alive and the partitions it holds.
-  // Status a pass writes itself (queue positions, messages) is left out, so that waiting jobs told their
-  // new place one after the other reuse one pass.
-  std::string inputs = std::to_string(inventory_.version());
-  for (const auto& [key, admission] : inFlight_) inputs += "|" + key;
+Admitter::Counters Admitter::counters() const {
+  return {jobs_.revision(), quotas_ != nullptr ? quotas_->revision() : 0, inventory_.version(),
+          reservationsRevision_};
+}
+
+bool Admitter::memoCurrent(const std::string& key) {
+  if (!memo_.counters || !memo_.decisions.contains(key)) return false;
+  const Counters now = counters();
+  if (now == *memo_.counters) return true;
+  if (now.inventory != memo_.counters->inventory || now.reservations != memo_.counters->reservations) {
+    return false;
+  }
+  // Only the stores moved: the operator's own status writes (queue positions, messages) move them too.
+  if (fingerprint() != memo_.fingerprint) return false;
+  memo_.counters = now;
+  return true;
+}
+
+std::uint64_t Admitter::fingerprint() const {
+  // What a pass reads of each job: its spec (generation), whether it is alive and the partitions it holds;
+  // of each quota, its spec (by uid: a quota deleted and made again starts at generation 1 again). Not the
+  // status a pass writes itself, nor a quota's counts and ledger.
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  const auto mix = [&hash](std::string_view text) { hash = (hash ^ stableHash(text)) * 0x100000001b3ULL; };
   for (const kube::ObjectPtr& object : jobs_.list()) {
     const Json& job = *object;
-    inputs += "|" + kube::objectKey(job) + "@" + member(member(job, "metadata"), "generation").dump() +
-              (alive(job) ? "" : "!");
-    for (const auto& partition : heldPartitionsOf(job)) inputs += ":" + partition.id;
+    mix(kube::objectKey(job));
+    mix(api::identityOf(job).uid);  // a job made again under its name starts at generation 1 again
+    mix(member(member(job, "metadata"), "generation").dump());
+    mix(api::isAlive(job) ? "alive" : "gone");
+    for (const auto& partition : api::heldPartitionsOf(job)) mix(partition.id);
   }
-  // A quota's spec, not its status: the counts and the ledger it writes itself do not change a plan.
   if (quotas_ != nullptr) {
     for (const kube::ObjectPtr& quota : quotas_->list()) {
-      // By uid: a quota deleted and made again starts at generation 1 again.
       const Json& metadata = member(*quota, "metadata");
-      inputs += "|q:" + stringMember(metadata, "uid") + "@" + member(metadata, "generation").dump();
+      mix(stringMember(metadata, "uid"));
+      mix(member(metadata, "generation").dump());
     }
   }
-  return inputs;
+  return hash;
 }
 
 Result<Admitter::ControllerState> Admitter::stateOf(const std::string& controller) const {
@@ -149,9 +212,9 @@ Result<Admitter::ControllerState> Admitter::stateOf(const std::string& controlle
   }
   ControllerState state{view->planner, {}, std::move(*taken)};
   for (const auto& partition : view->partitions) state.partitionIds.insert(partition.id);
-  for (const auto& [job, admission] : inFlight_) {
-    if (admission.decision.controller != controller) continue;
-    for (const auto& placement : admission.decision.placements) state.taken.insert(placement.block);
+  for (const auto& [job, reserved] : reserved_) {
+    if (reserved.admission.decision.controller != controller) continue;
+    for (const auto& placement : reserved.admission.decision.placements) state.taken.insert(placement.block);
   }
   return state;
 }
@@ -173,9 +236,9 @@ void Admitter::plan() {
   std::set<std::string> seen;
   for (const kube::ObjectPtr& object : jobs_.list()) {
     const Json& job = *object;
-    if (!alive(job) || member(member(job, "spec"), "suspend") == Json(true)) continue;
-    if (inFlight_.contains(kube::objectKey(job))) continue;  // its IPUs are taken above
-    const auto held = heldPartitionsOf(job);
+    if (!api::isAlive(job) || member(member(job, "spec"), "suspend") == Json(true)) continue;
+    if (reserved_.contains(kube::objectKey(job))) continue;  // its IPUs are taken above
+    const auto held = api::heldPartitionsOf(job);
     if (!held.empty()) {
       std::map<std::string, Reservation> missing;
       for (const auto& partition : held) {
@@ -189,7 +252,7 @@ void Admitter::plan() {
       for (auto& [controller, reservation] : missing) reservations.push_back(reservation);
       continue;
     }
-    seen.insert(job["metadata"].value("uid", ""));
+    seen.insert(api::identityOf(job).uid);
     if (const auto& request = requestFor(job)) queue.push_back(*request);
   }
   std::erase_if(parsed_, [&](const auto& entry) { return !seen.contains(entry.first); });
@@ -216,9 +279,8 @@ QuotaRules Admitter::quotaRules() const {
     if (quota) {
       quotas.push_back(std::move(*quota));
     } else {
-      invalid.try_emplace(
-          stringMember(member(*object, "metadata"), "namespace"),
-          "IPUQuota " + kube::objectKey(*object) + " cannot be read: " + quota.error().message);
+      invalid.try_emplace(api::identityOf(*object).ns, "IPUQuota " + kube::objectKey(*object) +
+                                                           " cannot be read: " + quota.error().message);
     }
   }
   rules.quotas = namespaceQuotas(quotas);
@@ -227,15 +289,15 @@ QuotaRules Admitter::quotaRules() const {
   for (const kube::ObjectPtr& object : jobs_.list()) {
     const auto held = heldQuotaJobOf(*object);
     if (!held) continue;
-    NamespaceUsage& usage = rules.usage[stringMember(member(*object, "metadata"), "namespace")];
+    NamespaceUsage& usage = rules.usage[api::identityOf(*object).ns];
     const auto ipus = static_cast<std::uint64_t>(held->ipus);
     (held->state == QuotaJob::State::kRunning ? usage.runningIpus : usage.reservedIpus) += ipus;
     ++usage.admittedJobs;
   }
-  for (const auto& [key, admission] : inFlight_) {
+  for (const auto& [key, reserved] : reserved_) {
     NamespaceUsage& usage = rules.usage[key.substr(0, key.find('/'))];
     std::uint64_t ipus = 0;
-    for (const auto& placement : admission.decision.placements) ipus += placement.block.size;
+    for (const auto& placement : reserved.admission.decision.placements) ipus += placement.block.size;
     usage.reservedIpus += ipus;
     ++usage.admittedJobs;
   }
@@ -264,10 +326,16 @@ Result<std::optional<Admission>> Admitter::decisionFor(const std::string& key, c
   return std::optional<Admission>(std::move(admission));
 }
 
-Result<std::optional<Admission>> Admitter::placeMissing(const std::string& key, const std::string& controller,
-                                                        const std::vector<int>& instances,
-                                                        std::uint32_t ipusPerInstance) {
+Result<std::optional<Admission>> Admitter::reservationFor(const std::string& key,
+                                                          const std::string& controller,
+                                                          const std::vector<int>& instances,
+                                                          std::uint32_t ipusPerInstance) {
   std::lock_guard pass(passMutex_);
+  if (const auto found = reserved_.find(key); found != reserved_.end()) {
+    Admission reserved = found->second.admission;
+    reserved.placedNow = false;
+    return std::optional<Admission>(std::move(reserved));
+  }
   if (inventory_.controllers().find(controller) == nullptr) {
     return makeError(ErrorCode::kNotFound,
                      unknownControllerMessage(controller, inventory_.controllers().targets()));
@@ -277,13 +345,39 @@ Result<std::optional<Admission>> Admitter::placeMissing(const std::string& key, 
   auto plan =
       state->planner->plan(state->taken, {static_cast<std::uint32_t>(instances.size()), ipusPerInstance});
   if (!plan.placed()) return std::optional<Admission>();
-  AdmissionDecision decision;
-  decision.kind = AdmissionDecision::Kind::kAdmit;
-  decision.controller = controller;
-  decision.placements = std::move(plan.placements);
-  Admission admission{std::move(decision), state->planner, instances};
-  inFlight_[key] = admission;
+  Admission admission{AdmissionDecision::admit(controller, std::move(plan.placements)), state->planner,
+                      instances};
+  reserve(key, admission);
+  admission.placedNow = true;
   return std::optional<Admission>(std::move(admission));
+}
+
+bool Admitter::takenElsewhere(const std::string& key, const std::string& controller,
+                              const std::vector<api::PartitionRecord>& missing) {
+  const auto reserved = reservation(key);
+  if (!reserved) return false;
+  // A V-IPU call: outside the admission lock.
+  if (Status read = inventory_.refresh(controller); !read) return false;
+  const auto view = inventory_.view(controller);
+  if (!view) return false;
+  for (const auto& record : missing) {
+    const vipu::InstancePlacement* placement = reserved->placementOf(record.instance);
+    if (placement == nullptr) continue;
+    for (const auto& existing : view->partitions) {
+      if (existing.id == record.id) continue;
+      for (const auto& ipu : existing.spec.ipus) {
+        for (const auto& planned : placement->ipus) {
+          if (ipu.ildTopologyId == planned.ildTopologyId && ipu.topologyId == planned.topologyId) {
+            log::info("planned IPUs were taken outside the operator; planning the job again",
+                      {{"job", key}, {"partition", record.id}, {"takenBy", existing.id}});
+            end(key, ReservationEnd::kIpusTakenElsewhere);
+            return true;
+          }
+        }
+      }
+    }
+  }
+  return false;
 }
 
 }  // namespace ipu::controllers

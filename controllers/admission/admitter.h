@@ -16,6 +16,8 @@
 #include "admission/quota_plan.h"
 #include "admission/vipu_controllers.h"
 #include "admission/vipu_inventory.h"
+#include "api/ipujob_status.h"
+#include "api/job_lifecycle.h"
 #include "common/result.h"
 #include "kube/store.h"
 
@@ -23,8 +25,7 @@ namespace ipu::controllers {
 
 using Json = nlohmann::json;
 
-// True for a job that waits for admission: alive, not finished, not suspended, no partitions recorded.
-bool waitsForAdmission(const Json& job);
+using api::waitsForAdmission;
 
 // What admission decided for one job; for kAdmit, with the planner of the chosen controller and the job
 // instance each placement is for.
@@ -32,18 +33,44 @@ struct Admission {
   AdmissionDecision decision;
   std::shared_ptr<const vipu::PartitionPlanner> planner;
   std::vector<int> instances;  // decision.placements[i] is for job instance instances[i]
+  bool placedNow = false;      // reservationFor() placed it in this call: status must say where
 
   // The placement of this job instance, if the admission planned it.
   const vipu::InstancePlacement* placementOf(int instance) const;
 };
 
-// Admission across all jobs. Each pass plans the whole queue (planAdmissions) over the waiting jobs in the
-// cache and the V-IPU inventory (memory only: no call to a V-IPU controller is made under the admission
-// lock). An admitted job's IPUs stay assumed taken by later passes while its admission is in flight: from
-// the decision until forget(), which the caller calls once the partitions exist in V-IPU (and the
-// inventory), or when recording the decision failed. Passes are serialized, so no two jobs are ever given
-// the same IPUs. A burst of changes costs one pass: while neither the jobs, the inventory nor the admissions
-// in flight change, the decisions of the last pass are reused.
+// Why a job's reservation ended: its IPUs are no longer held for it by this process.
+enum class ReservationEnd {
+  kPartitionsExist,     // completed: V-IPU has every partition, and lists them from now on
+  kNotRecorded,         // the decision's status write failed: nothing was promised
+  kQuotaRefused,        // the namespace's IPUQuota at the API server had no room after all
+  kIpusTakenElsewhere,  // another partition took the planned IPUs outside the operator: planned again
+  kReleased,            // the job gave its partitions back (finished, suspended, reshaped, deleted)
+  kJobGone,             // the cache no longer has the job (deleted), or has another job of its name
+};
+const char* toString(ReservationEnd end);
+
+// The owner of admission, for every job, from the decision until the job's partitions exist in V-IPU (or
+// it gives them back). Each pass plans the whole queue (planAdmissions) over the waiting jobs in the cache
+// and the V-IPU inventory (memory only: no call to a V-IPU controller is made under the admission lock). An
+// admitted job's IPUs are *reserved* for it: later passes count them taken from the decision until end().
+// Passes are serialized, so no two jobs are ever given the same IPUs.
+//
+// The lifecycle, all of it here:
+//   decide()          -> kAdmit starts a reservation (the caller records the decision in status);
+//   reservationFor()  -> where the job's missing partitions go: its reservation, or (after a restart of
+//                        the operator, or for a lost partition) a new one placed ahead of the queue;
+//   takenElsewhere()  -> a refused CreatePartition: ends the reservation if others took its IPUs;
+//   end(key, why)     -> partitions exist, or the reservation is abandoned (see ReservationEnd);
+//   a job the cache no longer has (deleted, even with its finalizer stripped; or made again under the same
+//   name) loses its reservation at the next pass without anyone calling end().
+// A reservation lives in this object only: a new leadership term starts a new Admitter, which knows the
+// admitted jobs from their status (partitions recorded Planned are reserved until created).
+//
+// A burst of changes costs one pass: the decisions of the last pass are reused while the job store's, the
+// quota store's, the inventory's and the reservations' counters have not moved; when one of the stores'
+// moved, a fingerprint of what a plan reads (each job's generation, liveness and held partitions; each
+// quota's generation) tells the operator's own status writes (queue positions) from changes that matter.
 class Admitter {
  public:
   // `passObserved`: called with each pass's duration in seconds (for metrics); may be empty.
@@ -58,21 +85,29 @@ class Admitter {
            std::function<void(double)> passObserved = {});
 
   // The job's decision ("ns/name"); nullopt when the cache no longer shows the job waiting (another pass
-  // admitted it, or it changed) or its admission is in flight. An unreachable controller is left out of the
-  // pass; if the job could have gone there and was not admitted elsewhere, the controller's error is
-  // returned instead of a decision.
+  // admitted it, or it changed) or it holds a reservation already. kAdmit starts its reservation. An
+  // unreachable controller is left out of the pass; if the job could have gone there and was not admitted
+  // elsewhere, the controller's error is returned instead of a decision.
   Result<std::optional<Admission>> decide(const std::string& key);
-  // The job's admission in flight in this process, if any: where its partitions are to be created.
-  std::optional<Admission> inFlight(const std::string& key) const;
-  // Ends the job's admission in flight: its partitions exist in V-IPU now, or its decision was not recorded.
-  void forget(const std::string& key);
 
-  // Places the partitions an admitted job recorded but V-IPU does not have and no admission in flight knows
-  // (a process died between the two) on their controller, ahead of any waiting job. nullopt: they no longer
-  // fit. A placement is in flight for the job until forget(), like an admission.
-  Result<std::optional<Admission>> placeMissing(const std::string& key, const std::string& controller,
-                                                const std::vector<int>& instances,
-                                                std::uint32_t ipusPerInstance);
+  // Where the job's missing partitions are to be created: its reservation if it holds one, else the
+  // instances placed on `controller` ahead of any waiting job (a reservation starts for them). nullopt:
+  // they no longer fit. NotFound: the controller is not configured.
+  Result<std::optional<Admission>> reservationFor(const std::string& key, const std::string& controller,
+                                                  const std::vector<int>& instances,
+                                                  std::uint32_t ipusPerInstance);
+
+  // After V-IPU refused to create the job's `missing` partitions: reads the controller's partitions afresh
+  // and, if another partition holds IPUs the reservation planned, ends it (kIpusTakenElsewhere) and says so.
+  bool takenElsewhere(const std::string& key, const std::string& controller,
+                      const std::vector<api::PartitionRecord>& missing);
+
+  // Ends the job's reservation, if it holds one.
+  void end(const std::string& key, ReservationEnd why);
+
+  // The job's reservation, if it holds one (read-only: what it reserved, and where).
+  std::optional<Admission> reservation(const std::string& key) const;
+  std::size_t reservations() const;
 
   // Passes planned so far (not counting decisions reused from the last pass).
   std::uint64_t passes() const;
@@ -92,20 +127,31 @@ class Admitter {
     std::set<std::string> partitionIds;
     vipu::IpuSet taken;
   };
-  // The last pass: its inputs (jobs and their versions, the inventory's version, the admissions in flight)
-  // and what it decided for every waiting job.
+  // The counters a pass's inputs are read at.
+  struct Counters {
+    std::uint64_t jobs = 0;
+    std::uint64_t quotas = 0;
+    std::uint64_t inventory = 0;
+    std::uint64_t reservations = 0;
+    bool operator==(const Counters&) const = default;
+  };
+  // The last pass: the counters and fingerprint of its inputs, and what it decided for every waiting job.
   struct Memo {
-    std::string inputs;
+    std::optional<Counters> counters;  // nullopt: no pass yet
+    std::uint64_t fingerprint = 0;
     std::map<std::string, AdmissionDecision> decisions;
     std::map<std::string, std::shared_ptr<const vipu::PartitionPlanner>> planners;
     std::map<std::string, Error> unreachable;
   };
   // Under passMutex_.
-  std::string passInputs() const;
+  Counters counters() const;
+  std::uint64_t fingerprint() const;
+  bool memoCurrent(const std::string& key);
   Result<ControllerState> stateOf(const std::string& controller) const;
   QuotaRules quotaRules() const;
   void plan();
   Result<std::optional<Admission>> decisionFor(const std::string& key, const kube::ObjectPtr& self);
+  void reserve(const std::string& key, Admission admission);
 
   VipuInventory& inventory_;
   const kube::Store& jobs_;
@@ -115,7 +161,14 @@ class Admitter {
   std::function<void(double)> passObserved_;
   mutable std::mutex passMutex_;
   std::map<std::string, ParsedRequest> parsed_;  // by uid; under passMutex_
-  std::map<std::string, Admission> inFlight_;    // admitted, partitions not created yet; by job key
+  // A reservation and whose it is: the job's uid when it was made.
+  struct Reserved {
+    Admission admission;
+    std::string uid;
+  };
+  void dropReservationsOfGoneJobs();
+  std::map<std::string, Reserved> reserved_;  // admitted, partitions not created yet; by job key
+  std::uint64_t reservationsRevision_ = 0;    // bumped when reserved_ changes
   Memo memo_;
   std::uint64_t passes_ = 0;
 };

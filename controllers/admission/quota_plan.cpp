@@ -11,7 +11,7 @@ namespace {
 using Kind = AdmissionDecision::Kind;
 
 AdmissionDecision waiting(const char* reason, std::string message) {
-  return {Kind::kWait, {}, {}, 0, reason, std::move(message)};
+  return AdmissionDecision::waitOutOfLine(reason, std::move(message));
 }
 
 std::string quotaName(const std::string& ns, const std::string& name) {

@@ -5,10 +5,6 @@
 
 namespace ipu::controllers {
 
-bool isTerminalPhase(const std::string& phase) {
-  return phase == kPhaseSucceeded || phase == kPhaseFailed;
-}
-
 std::optional<std::string> shapeDrift(const api::IpuJobStatus& status, const api::IpuJobSpec& spec) {
   const auto held = status.heldPartitions();
   if (held.empty()) return std::nullopt;
@@ -29,10 +25,6 @@ std::optional<std::string> shapeDrift(const api::IpuJobStatus& status, const api
   compare("workersPerJobInstance", admitted.workersPerJobInstance, spec.workersPerJobInstance);
   if (drift.empty()) return std::nullopt;
   return drift;
-}
-
-std::string phaseOf(const Json& job) {
-  return stringMember(member(job, "status"), "phase");
 }
 
 std::string launcherStatusFor(const std::string& phase) {

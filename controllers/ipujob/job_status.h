@@ -9,37 +9,32 @@
 
 #include "api/ipujob.h"
 #include "api/ipujob_status.h"
+#include "api/job_lifecycle.h"
 
 namespace ipu::controllers {
 
 using Json = nlohmann::json;
 
-// Phases of an IPUJob as status.phase shows them.
-inline constexpr const char* kPhasePending = "Pending";
-inline constexpr const char* kPhaseQueued = "Queued";
-inline constexpr const char* kPhaseCreating = "Creating";
-inline constexpr const char* kPhaseRunning = "Running";
-inline constexpr const char* kPhaseRestarting =
-    "Restarting";  // replacing every worker after a restart decision
-inline constexpr const char* kPhaseSucceeded = "Succeeded";
-inline constexpr const char* kPhaseFailed = "Failed";
-inline constexpr const char* kPhaseSuspended = "Suspended";
-
-bool isTerminalPhase(const std::string& phase);
-
 using api::heldPartitionsOf;
+using api::isTerminalPhase;
 using api::kPartitionAbandoned;
 using api::kPartitionActive;
 using api::kPartitionPlanned;
 using api::kPartitionReleased;
+using api::kPhaseCreating;
+using api::kPhaseFailed;
+using api::kPhasePending;
+using api::kPhaseQueued;
+using api::kPhaseRestarting;
+using api::kPhaseRunning;
+using api::kPhaseSucceeded;
+using api::kPhaseSuspended;
+using api::phaseOf;
 
 // How the spec differs from the shape the job's held partitions were admitted with ("jobInstances 2 -> 1,
 // ipusPerJobInstance 4 -> 8"); nullopt when it matches or nothing is held. A status without admittedShape
 // (written by an older version) is judged by its partitions: their count and size. Pure.
 std::optional<std::string> shapeDrift(const api::IpuJobStatus& status, const api::IpuJobSpec& spec);
-
-// status.phase ("" before the first status write).
-std::string phaseOf(const Json& job);
 
 // Graphcore's word for a phase, as STATUS (status.launcherStatus) shows it.
 std::string launcherStatusFor(const std::string& phase);

@@ -8,21 +8,20 @@
 namespace ipu::controllers {
 namespace {
 
-// CreatePartition said ALREADY_EXISTS: whether the existing partition is exactly the one requested.
-Status sameAsRequested(vipu::VipuApi& api, const std::string& id,
-                       const std::vector<vipu::PartitionIpu>& ipus) {
+// CreatePartition said ALREADY_EXISTS: nullopt when the existing partition is exactly the one requested, else
+// what the job waits for (it is not this job's, or it went while being created).
+Result<std::optional<Blocked>> sameAsRequested(vipu::VipuApi& api, const std::string& id,
+                                               const std::vector<vipu::PartitionIpu>& ipus) {
   auto existing = api.listPartitions("");
   if (!existing) return existing.error();
   for (const auto& partition : *existing) {
     if (partition.id != id) continue;
-    if (partition.spec.ipus == ipus) return {};
-    return makeError(ErrorCode::kFailedPrecondition,
-                     "V-IPU partition " + id +
-                         " already exists on other IPUs than this job asked for: it is "
-                         "not this job's; waiting for it to be removed");
+    if (partition.spec.ipus == ipus) return std::optional<Blocked>();
+    return std::optional<Blocked>(Blocked{"V-IPU partition " + id +
+                                          " already exists on other IPUs than this job asked for: it is "
+                                          "not this job's; waiting for it to be removed"});
   }
-  return makeError(ErrorCode::kFailedPrecondition,
-                   "V-IPU partition " + id + " was removed while being created");
+  return std::optional<Blocked>(Blocked{"V-IPU partition " + id + " was removed while being created"});
 }
 
 }  // namespace
@@ -38,10 +37,8 @@ std::string describeIpus(const vipu::Topology& topology, const vipu::IpuBlock& b
 
 bool PartitionSteps::derivedForJob(const JobPass& pass, const api::PartitionRecord& record) const {
   if (record.instance < 0) return false;
-  const Json& metadata = member(pass.object, "metadata");
   const auto derived = [&](const std::string& prefix) {
-    return record.id == partitionIdFor(prefix, stringMember(metadata, "namespace"),
-                                       stringMember(metadata, "name"),
+    return record.id == partitionIdFor(prefix, pass.identity.ns, pass.identity.name,
                                        static_cast<std::uint32_t>(record.instance));
   };
   return derived(prefix_) || (!legacyPrefix_.empty() && derived(legacyPrefix_));
@@ -56,6 +53,19 @@ void PartitionSteps::abandon(const JobPass& pass, api::PartitionRecord& partitio
 }
 
 Result<PartitionsState> PartitionSteps::ensure(JobPass& pass, const api::IpuJobSpec& spec) {
+  auto state = inspect(pass, spec);
+  // V-IPU (or the topology it reports) says a precondition does not hold yet: only a change outside this job
+  // can clear it, so the job waits, saying why, rather than backing off on an error.
+  if (!state && state.error().code == ErrorCode::kFailedPrecondition) {
+    PartitionsState blocked;
+    blocked.kind = PartitionsState::Kind::kBlocked;
+    blocked.message = state.error().message;
+    return blocked;
+  }
+  return state;
+}
+
+Result<PartitionsState> PartitionSteps::inspect(JobPass& pass, const api::IpuJobSpec& spec) {
   const auto held = pass.status.heldPartitions();
   PartitionsState state;
   for (const auto& record : held) {
@@ -98,32 +108,32 @@ Result<PartitionsState> PartitionSteps::ensure(JobPass& pass, const api::IpuJobS
     missing.push_back(partition);
   }
   if (!missing.empty()) {
-    bool fits = true;
-    if (auto created = createMissing(pass, spec, *state.target, missing, fits); !created) {
-      // Refused: perhaps the planned IPUs were taken outside the operator after the inventory last read V-IPU
-      // (a partition made by hand, another installation). Then the job goes back to the queue, planned again
-      // from a fresh read, instead of waiting for a change that will never come.
-      if (created.error().retryClass() != RetryClass::kTransient &&
-          plannedIpusTaken(*state.target, pass.key, missing)) {
-        state.kind = PartitionsState::Kind::kNoLongerFits;
-        return state;
-      }
-      return created.error();
+    auto created = createMissing(pass, spec, *state.target, missing);
+    // Refused: perhaps the planned IPUs were taken outside the operator after the inventory last read V-IPU
+    // (a partition made by hand, another installation). Then the job goes back to the queue, planned again
+    // from a fresh read, instead of waiting for a change that will never come.
+    const bool refused = !created && created.error().retryClass() != RetryClass::kTransient;
+    if (refused && admitter_.takenElsewhere(pass.key, state.target->name, missing)) {
+      state.kind = PartitionsState::Kind::kNoLongerFits;
+      return state;
     }
-    state.kind = fits ? PartitionsState::Kind::kActivating : PartitionsState::Kind::kNoLongerFits;
-    state.createdNow = fits;
+    if (!created) return created.error();
+    state.kind = created->kind;
+    state.message = created->message;
+    state.createdNow = created->kind == PartitionsState::Kind::kActivating;
     return state;
   }
-  admitter_.forget(pass.key);  // every partition exists: V-IPU lists them from now on
+  admitter_.end(pass.key, ReservationEnd::kPartitionsExist);  // V-IPU lists them from now on
   for (const auto& partition : held) {
     const auto& current = state.byId.at(partition.id);
     if (static_cast<int>(current.size()) != partition.size) {
       // Not the partition this job recorded (one left under the same id by an earlier job of this name):
       // never adopted, waited on until it is removed.
-      return makeError(ErrorCode::kFailedPrecondition,
-                       "V-IPU partition " + partition.id + " exists with " + std::to_string(current.size()) +
-                           " IPUs where this job recorded " + std::to_string(partition.size) +
-                           ": it is not this job's; waiting for it to be removed");
+      state.kind = PartitionsState::Kind::kBlocked;
+      state.message = "V-IPU partition " + partition.id + " exists with " + std::to_string(current.size()) +
+                      " IPUs where this job recorded " + std::to_string(partition.size) +
+                      ": it is not this job's; waiting for it to be removed";
+      return state;
     }
     if (current.readyState == vipu::ReadyState::kError) {
       state.kind = PartitionsState::Kind::kError;
@@ -145,59 +155,44 @@ void PartitionSteps::planLostAgain(JobPass& pass, const PartitionsState& lost) {
   }
 }
 
-bool PartitionSteps::plannedIpusTaken(const VipuTarget& target, const std::string& key,
-                                      const std::vector<api::PartitionRecord>& missing) {
-  auto admission = admitter_.inFlight(key);
-  if (!admission) return false;
-  if (Status read = inventory_.refresh(target.name); !read) return false;
-  const auto view = inventory_.view(target.name);
-  if (!view) return false;
-  for (const auto& record : missing) {
-    const vipu::InstancePlacement* placement = admission->placementOf(record.instance);
-    if (placement == nullptr) continue;
-    for (const auto& existing : view->partitions) {
-      if (existing.id == record.id) continue;
-      for (const auto& ipu : existing.spec.ipus) {
-        for (const auto& planned : placement->ipus) {
-          if (ipu.ildTopologyId == planned.ildTopologyId && ipu.topologyId == planned.topologyId) {
-            log::info("planned IPUs were taken outside the operator; planning the job again",
-                      {{"job", key}, {"partition", record.id}, {"takenBy", existing.id}});
-            admitter_.forget(key);
-            return true;
-          }
-        }
-      }
-    }
-  }
-  return false;
-}
-
-Status PartitionSteps::createMissing(JobPass& pass, const api::IpuJobSpec& spec, const VipuTarget& target,
-                                     const std::vector<api::PartitionRecord>& missing, bool& fits) {
-  // Where this process's admission planned them; after a restart of the operator, placed again.
-  auto admission = admitter_.inFlight(pass.key);
-  if (!admission) {
-    std::vector<int> instances;
-    for (const auto& partition : missing) instances.push_back(partition.instance);
-    auto placed = admitter_.placeMissing(pass.key, target.name, instances,
+Result<PartitionsState> PartitionSteps::createMissing(JobPass& pass, const api::IpuJobSpec& spec,
+                                                      const VipuTarget& target,
+                                                      const std::vector<api::PartitionRecord>& missing) {
+  // Where this process's admission reserved them; after a restart of the operator (or for a lost partition),
+  // placed again.
+  std::vector<int> instances;
+  for (const auto& partition : missing) instances.push_back(partition.instance);
+  auto placed = admitter_.reservationFor(pass.key, target.name, instances,
                                          static_cast<std::uint32_t>(spec.ipusPerJobInstance));
-    if (!placed) return placed.error();
-    fits = placed->has_value();
-    if (!fits) return {};
-    admission = std::move(**placed);
-    // Placed anew (after a restart of the operator, or for a lost partition): status says where now.
+  if (!placed) return placed.error();
+  PartitionsState state;
+  if (!placed->has_value()) {
+    state.kind = PartitionsState::Kind::kNoLongerFits;
+    return state;
+  }
+  const Admission& admission = **placed;
+  if (admission.placedNow) {
+    // Placed anew: status says where now.
     for (auto& record : pass.status.partitions) {
-      const vipu::InstancePlacement* placement = admission->placementOf(record.instance);
+      const vipu::InstancePlacement* placement = admission.placementOf(record.instance);
       if (record.held() && placement != nullptr)
-        record.ipus = describeIpus(admission->planner->topology(), placement->block);
+        record.ipus = describeIpus(admission.planner->topology(), placement->block);
     }
   }
-  return create(pass, target, missing, *admission);
+  auto blocked = create(pass, target, missing, admission);
+  if (!blocked) return blocked.error();
+  if (*blocked) {
+    state.kind = PartitionsState::Kind::kBlocked;
+    state.message = (*blocked)->message;
+    return state;
+  }
+  state.kind = PartitionsState::Kind::kActivating;
+  return state;
 }
 
-Status PartitionSteps::create(const JobPass& pass, const VipuTarget& target,
-                              const std::vector<api::PartitionRecord>& partitions,
-                              const Admission& admission) {
+Result<std::optional<Blocked>> PartitionSteps::create(const JobPass& pass, const VipuTarget& target,
+                                                      const std::vector<api::PartitionRecord>& partitions,
+                                                      const Admission& admission) {
   for (const auto& partition : partitions) {
     const vipu::InstancePlacement* placement = admission.placementOf(partition.instance);
     if (placement == nullptr) {
@@ -209,7 +204,8 @@ Status PartitionSteps::create(const JobPass& pass, const VipuTarget& target,
     // ALREADY_EXISTS: ours only if it is what this job asked for (an earlier attempt whose answer was
     // lost); anything else under the id is never adopted.
     if (!created) {
-      if (Status same = sameAsRequested(*target.api, partition.id, placement->ipus); !same) return same;
+      auto same = sameAsRequested(*target.api, partition.id, placement->ipus);
+      if (!same || *same) return same;
     }
     vipu::Partition known;
     known.id = partition.id;
@@ -224,7 +220,7 @@ Status PartitionSteps::create(const JobPass& pass, const VipuTarget& target,
                                     {"controller", target.name}});
     failpoint("ipujob/after-partition-created");
   }
-  return {};
+  return std::optional<Blocked>();
 }
 
 Status PartitionSteps::reset(const JobPass& pass) {
@@ -272,7 +268,7 @@ Status PartitionSteps::release(JobPass& pass) {
     partition.state = kPartitionReleased;
     log::info("removed partition", {{"job", pass.key}, {"partition", partition.id}});
   }
-  admitter_.forget(pass.key);
+  admitter_.end(pass.key, ReservationEnd::kReleased);
   return {};
 }
 

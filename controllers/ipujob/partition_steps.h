@@ -11,6 +11,7 @@
 #include "api/ipujob.h"
 #include "common/result.h"
 #include "ipujob/job_pass.h"
+#include "ipujob/step_outcome.h"
 #include "kube/event_recorder.h"
 
 namespace ipu::controllers {
@@ -25,10 +26,11 @@ struct PartitionsState {
     kControllerUnknown,  // the partitions are on a V-IPU controller the operator is not configured with
     kNotOwned,           // status names a partition this job's identity does not derive (an edited status)
     kLost,               // a partition recorded Active is gone from V-IPU: the attempt on it is lost
+    kBlocked,            // a partition of the job's id held by someone else: wait until it is removed
   };
   Kind kind = Kind::kActivating;
   bool createdNow = false;  // kActivating: this call created the missing partitions
-  std::string message;      // kError, kControllerUnknown, kNotOwned, kLost: what, for the user
+  std::string message;      // kError, kControllerUnknown, kNotOwned, kLost, kBlocked: what, for the user
   const VipuTarget* target = nullptr;
   std::shared_ptr<const vipu::PartitionPlanner> planner;
   std::map<std::string, vipu::Partition> byId;  // kActive: V-IPU's view of each recorded partition
@@ -53,8 +55,7 @@ class PartitionSteps {
         legacyPrefix_(std::move(legacyPrefix)) {}
 
   // Creates the recorded partitions V-IPU lacks (where the admission in flight planned them, or planned
-  // again after a restart of the operator) and reports whether all are active. FailedPrecondition when the
-  // job's controller is not configured.
+  // again after a restart of the operator) and reports whether all are active.
   // A partition recorded Active that V-IPU no longer has is never created again silently under the pods
   // that used it: ensure() reports kLost and leaves the decision to the restart policy.
   Result<PartitionsState> ensure(JobPass& pass, const api::IpuJobSpec& spec);
@@ -67,15 +68,17 @@ class PartitionSteps {
   Status release(JobPass& pass);
 
  private:
-  // Creates each partition where `admission` placed its instance, and tells the inventory at once.
-  Status create(const JobPass& pass, const VipuTarget& target,
-                const std::vector<api::PartitionRecord>& partitions, const Admission& admission);
-  Status createMissing(JobPass& pass, const api::IpuJobSpec& spec, const VipuTarget& target,
-                       const std::vector<api::PartitionRecord>& missing, bool& fits);
-  // After a refused CreatePartition: whether another partition (read afresh) now holds IPUs the job's
-  // admission in flight planned; the inventory then knows it, and the admission is forgotten.
-  bool plannedIpusTaken(const VipuTarget& target, const std::string& key,
-                        const std::vector<api::PartitionRecord>& missing);
+  // ensure(), with V-IPU's FailedPrecondition answers still errors.
+  Result<PartitionsState> inspect(JobPass& pass, const api::IpuJobSpec& spec);
+  // Creates each partition where `admission` placed its instance, and tells the inventory at once. Blocked:
+  // V-IPU has another partition under one of the ids.
+  Result<std::optional<Blocked>> create(const JobPass& pass, const VipuTarget& target,
+                                        const std::vector<api::PartitionRecord>& partitions,
+                                        const Admission& admission);
+  // The missing partitions placed (the reservation, or a new placement) and created: kActivating,
+  // kNoLongerFits or kBlocked.
+  Result<PartitionsState> createMissing(JobPass& pass, const api::IpuJobSpec& spec, const VipuTarget& target,
+                                        const std::vector<api::PartitionRecord>& missing);
 
   // Whether `record` names the partition the job's identity derives for its instance.
   bool derivedForJob(const JobPass& pass, const api::PartitionRecord& record) const;

@@ -8,10 +8,10 @@
 #include "api/ipujob.h"
 #include "ipujob/child_names.h"
 
-// What the operator injects into a worker pod so that ipu-runtime runs the job (DESIGN.md, "Runtime and
-// launch"): the init container that installs the runtime, the worker container's command wrapped by it, the
-// per-job credentials of multi-worker instances, and the environment the runtime reads. Pure: the same job
-// and worker give the same pod.
+// What the operator injects into a worker pod so that ipu-runtime runs the job (docs/architecture.md,
+// "Runtime and launch"): the init container that installs the runtime, the worker container's command wrapped
+// by it, the per-job credentials of multi-worker instances, and the environment the runtime reads. Pure: the
+// same job and worker give the same pod.
 namespace ipu::controllers {
 
 using Json = nlohmann::json;

@@ -89,15 +89,6 @@ Json ownerReferenceTo(const api::ObjectIdentity& job) {
           {"blockOwnerDeletion", true}};
 }
 
-std::string pinnedVipuController(const api::IpuJobSpec& spec) {
-  const Json& podSpec =
-      spec.workerTemplate.is_object() ? spec.workerTemplate.value("spec", Json::object()) : Json::object();
-  const Json selector = podSpec.is_object() ? podSpec.value("nodeSelector", Json::object()) : Json::object();
-  if (!selector.is_object()) return "";
-  const auto it = selector.find(kVipuControllerNodeLabel);
-  return it != selector.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssignment& partition,
                     const WorkerPodOptions& options) {
   const Json& podTemplate = job.spec.workerTemplate;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/ipujob.h"
+#include "api/resources.h"
 #include "ipujob/child_names.h"
 #include "ipujob/runtime_injection.h"
 
@@ -12,15 +13,11 @@ namespace ipu::controllers {
 
 using Json = nlohmann::json;
 
-// Labels on everything the operator creates for a job; the selectors and indexes use them.
-inline constexpr const char* kJobNameLabel = "graphcore.ai/ipujob";
-inline constexpr const char* kInstanceLabel = "graphcore.ai/job-instance";
-inline constexpr const char* kWorkerIndexLabel = "graphcore.ai/worker-index";
-// The job's restart count when the pod was made: pods of an earlier attempt are replaced, never reused.
-inline constexpr const char* kAttemptLabel = "graphcore.ai/attempt";
-// Nodes of one IPU-POD carry the name of the V-IPU controller that partitions its IPUs; worker pods select
-// the nodes of the controller their partition is on.
-inline constexpr const char* kVipuControllerNodeLabel = "ipu.graphcore.ai/vipu-controller";
+using api::kAttemptLabel;
+using api::kInstanceLabel;
+using api::kJobNameLabel;
+using api::kVipuControllerNodeLabel;
+using api::kWorkerIndexLabel;
 
 // Where a job instance's partition is and how Poplar should see it, and which attempt of the job the pod is.
 struct PartitionAssignment {
@@ -59,9 +56,7 @@ Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssi
 // The headless Service for the job's worker pods.
 Json buildHeadlessService(const api::IpuJob& job);
 
-// The V-IPU controller a job's template pins it to with a nodeSelector on kVipuControllerNodeLabel; empty:
-// the job may run on any.
-std::string pinnedVipuController(const api::IpuJobSpec& spec);
+using api::pinnedVipuController;
 
 // The controller ownerReference to the job, as children carry it.
 Json ownerReferenceTo(const api::ObjectIdentity& job);

@@ -11,16 +11,16 @@
 
 namespace ipu::controllers {
 
-Status WorkerSteps::createMissing(const JobPass& pass, const api::IpuJob& job, const WorkerPods& pods,
-                                  const PartitionsState& partitions) {
+Result<ChildrenState> WorkerSteps::createMissing(const JobPass& pass, const api::IpuJob& job,
+                                                 const WorkerPods& pods, const PartitionsState& partitions) {
   const auto held = pass.status.heldPartitions();
   int created = 0;
   for (int k = 0; k < job.spec.workerCount(); ++k) {
     if (pods.current.contains(workerPodName(job.identity.name, k))) continue;
     if (created == 0) {
       if (auto secret = ensureRuntimeSecret(job); !secret) return secret.error();
-      if (auto service = createChild(kube::ResourceRef::services(), job, buildHeadlessService(job)); !service)
-        return service.error();
+      auto service = createChild(kube::ResourceRef::services(), job, buildHeadlessService(job));
+      if (!service || service->kind != ChildrenState::Kind::kCreated) return service;
     }
     const auto& partition =
         partitions.byId.at(held.at(static_cast<std::size_t>(k / job.spec.workersPerJobInstance)).id);
@@ -31,10 +31,8 @@ Status WorkerSteps::createMissing(const JobPass& pass, const api::IpuJob& job, c
                                          target.port,
                                          vipu::poplarTargetOptions(partition, partitions.planner->topology()),
                                          pass.attempt()};
-    if (auto pod = createChild(kube::ResourceRef::pods(), job, buildWorkerPod(job, k, assignment, options_));
-        !pod) {
-      return pod.error();
-    }
+    auto pod = createChild(kube::ResourceRef::pods(), job, buildWorkerPod(job, k, assignment, options_));
+    if (!pod || pod->kind != ChildrenState::Kind::kCreated) return pod;
     ++created;
   }
   if (created > 0) {
@@ -42,7 +40,7 @@ Status WorkerSteps::createMissing(const JobPass& pass, const api::IpuJob& job, c
     log::info("created worker pods", {{"job", pass.key}, {"count", std::to_string(created)}});
     failpoint("ipujob/after-pods-created");
   }
-  return {};
+  return ChildrenState{};
 }
 
 Status WorkerSteps::ensureRuntimeSecret(const api::IpuJob& job) {
@@ -60,10 +58,11 @@ Status WorkerSteps::ensureRuntimeSecret(const api::IpuJob& job) {
   return {};
 }
 
-Status WorkerSteps::createChild(const kube::ResourceRef& resource, const api::IpuJob& job,
-                                const Json& child) {
+Result<ChildrenState> WorkerSteps::createChild(const kube::ResourceRef& resource, const api::IpuJob& job,
+                                               const Json& child) {
+  using Kind = ChildrenState::Kind;
   auto created = client_.create(resource, job.identity.ns, child);
-  if (created) return {};
+  if (created) return ChildrenState{};
   if (created.error().code != ErrorCode::kAlreadyExists) return created.error();
   // A name is not proof of ownership: a job deleted and created again under its name, or a user's own
   // object, may hold it. Only this job's own child counts as created.
@@ -72,22 +71,21 @@ Status WorkerSteps::createChild(const kube::ResourceRef& resource, const api::Ip
   auto existing = client_.get(resource, job.identity.ns, name);
   if (!existing) {
     if (existing.error().code != ErrorCode::kNotFound) return existing.error();
-    return makeError(ErrorCode::kFailedPrecondition, what + " was being deleted; creating it again");
+    return ChildrenState{Kind::kBlocked, what + " was being deleted; creating it again"};
   }
   switch (holderOf(*existing, job.identity)) {
     case ChildHolder::kThisJob:
-      return {};
+      return ChildrenState{};
     case ChildHolder::kEarlierJob:
-      return makeError(ErrorCode::kFailedPrecondition,
-                       "Waiting for " + what + " of an earlier IPUJob named " + job.identity.name +
-                           " to be deleted (the garbage collector removes it)");
+      return ChildrenState{Kind::kBlocked, "Waiting for " + what + " of an earlier IPUJob named " +
+                                               job.identity.name +
+                                               " to be deleted (the garbage collector removes it)"};
     case ChildHolder::kSomebodyElse:
       break;
   }
-  return makeError(ErrorCode::kAlreadyExists,
-                   what +
-                       " already exists and does not belong to this job: delete it or give the job "
-                       "another name");
+  return ChildrenState{Kind::kNameTaken, what +
+                                             " already exists and does not belong to this job: delete it or "
+                                             "give the job another name"};
 }
 
 Status WorkerSteps::remove(const std::vector<kube::ObjectPtr>& pods) {

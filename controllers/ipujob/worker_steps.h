@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "api/ipujob.h"
@@ -18,6 +19,17 @@ namespace ipu::controllers {
 // How long a job's runtime certificate is valid: longer than any job runs.
 inline constexpr std::chrono::hours kRuntimeCredentialValidity{24 * 366};
 
+// What creating a job's children came to, when the API server answered.
+struct ChildrenState {
+  enum class Kind {
+    kCreated,    // every child exists and is this job's
+    kBlocked,    // an earlier job of this name still has a child's name (or it is being deleted): wait
+    kNameTaken,  // somebody else's object holds a child's name: waiting never heals it
+  };
+  Kind kind = Kind::kCreated;
+  std::string message;  // kBlocked, kNameTaken: what, for the user
+};
+
 // A job's children in Kubernetes: the runtime's certificate Secret (multi-worker instances), the headless
 // Service and the worker pods of the current attempt.
 class WorkerSteps {
@@ -26,11 +38,10 @@ class WorkerSteps {
       : client_(client), events_(events), options_(std::move(options)) {}
 
   // Creates the worker pods the current attempt lacks (the Service with the first), each on its instance's
-  // partition. An existing child of the same name counts as created only when it is this job's; otherwise
-  // FailedPrecondition while an earlier job of this name still has it (wait), AlreadyExists when somebody
-  // else's holds the name (it never heals by waiting).
-  Status createMissing(const JobPass& pass, const api::IpuJob& job, const WorkerPods& pods,
-                       const PartitionsState& partitions);
+  // partition. An existing child of the same name counts as created only when it is this job's (see
+  // ChildrenState for the others).
+  Result<ChildrenState> createMissing(const JobPass& pass, const api::IpuJob& job, const WorkerPods& pods,
+                                      const PartitionsState& partitions);
   // Deletes pods not already going, each only if it is still the pod read (uid precondition).
   Status remove(const std::vector<kube::ObjectPtr>& pods);
   // Force-deletes (grace period 0) the pods whose deletion is overdue by `grace` (deletionOverdue): their
@@ -47,7 +58,8 @@ class WorkerSteps {
   // The per-job certificate Secret the runtime's agents and rsh authenticate with.
   Status ensureRuntimeSecret(const api::IpuJob& job);
   // Creates one child of the job, judging an existing one of the same name by its owner (createMissing).
-  Status createChild(const kube::ResourceRef& resource, const api::IpuJob& job, const Json& child);
+  Result<ChildrenState> createChild(const kube::ResourceRef& resource, const api::IpuJob& job,
+                                    const Json& child);
 
   kube::RestClient& client_;
   kube::EventRecorder& events_;

@@ -3,10 +3,11 @@
 #include <tuple>
 #include <utility>
 
-#include "admission/admitter.h"
+#include "api/ipujob.h"
+#include "api/job_lifecycle.h"
+#include "api/resources.h"
 #include "common/json_access.h"
 #include "common/log.h"
-#include "ipujob/ipujob_reconciler.h"
 #include "quota/quota_ledger.h"
 #include "quota/quota_usage.h"
 
@@ -82,10 +83,9 @@ Result<bool> IpuQuotaReconciler::removeGone(const Json& quota, const std::vector
   // below conflict, so a claim made while this runs is never removed unseen.
   Json removals = Json::object();
   for (const std::string& name : unknown) {
-    auto job = client_.get(ipuJobResource(), ns, name);
+    auto job = client_.get(api::ipuJobResource(), ns, name);
     if (!job && job.error().code != ErrorCode::kNotFound) return job.error();
-    const bool gone =
-        !job || stringMember(member(*job, "metadata"), "uid") != ledger.at(name).uid || !quotaJobOf(*job);
+    const bool gone = !job || api::identityOf(*job).uid != ledger.at(name).uid || !quotaJobOf(*job);
     if (gone) removals[name] = nullptr;  // else the cache is behind: the job holds or asks for IPUs
   }
   if (removals.empty()) return true;
@@ -103,24 +103,23 @@ Result<bool> IpuQuotaReconciler::removeGone(const Json& quota, const std::vector
 
 IpuQuotaController::IpuQuotaController(ctrl::Manager& manager, kube::EventRecorder& events)
     : quotas_(manager.informer(ipuQuotaResource())),
-      jobs_(manager.informer(ipuJobResource())),
+      jobs_(manager.informer(api::ipuJobResource())),
       reconciler_(manager.client(), jobs_.store(), events) {
   const kube::Store& quotas = quotas_.store();
   manager.controller("ipuquota")
       .forResource(ipuQuotaResource(), {api::kGroup, api::kQuotaKind})
-      .watches(ipuJobResource(),
+      .watches(api::ipuJobResource(),
                [&quotas](const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
                  std::vector<std::string> keys;
                  // Only what the counts read (without parsing specs on every event): a running job's pod
                  // counts or messages change nothing here.
                  const auto view = [](const kube::ObjectPtr& job) {
-                   return std::tuple(heldQuotaJobOf(*job), waitsForAdmission(*job),
+                   return std::tuple(heldQuotaJobOf(*job), api::waitsForAdmission(*job),
                                      member(member(*job, "metadata"), "generation"));
                  };
                  if (old && current && view(old) == view(current)) return keys;
                  const kube::ObjectPtr& job = current ? current : old;
-                 for (const auto& quota :
-                      quotas.listNamespace(stringMember(member(*job, "metadata"), "namespace")))
+                 for (const auto& quota : quotas.listNamespace(api::identityOf(*job).ns))
                    keys.push_back(kube::objectKey(*quota));
                  return keys;
                })

@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "api/resources.h"
 #include "common/result.h"
 #include "kube/resource.h"
 #include "kube/rest_client.h"
@@ -11,9 +12,7 @@
 
 namespace ipu::controllers {
 
-inline kube::ResourceRef ipuQuotaResource() {
-  return {"graphcore.ai", "v1alpha1", "ipuquotas", true};
-}
+using api::ipuQuotaResource;
 
 // The IPUQuota ledgers (status.admissions) as admission and the end of a job write them. The admission plan
 // decides from caches; the ledger is where the cap is enforced at the API server: a claim is written to each

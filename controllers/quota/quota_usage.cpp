@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <set>
 
-#include "admission/admitter.h"
 #include "api/ipujob.h"
 #include "api/ipujob_status.h"
+#include "api/job_lifecycle.h"
 #include "common/json_access.h"
 
 namespace ipu::controllers {
@@ -20,11 +20,11 @@ std::string quotaName(const api::IpuQuota& quota) {
 std::optional<QuotaJob> heldQuotaJobOf(const Json& job) {
   const auto held = api::heldPartitionsOf(job);
   if (held.empty()) return std::nullopt;
-  const Json& metadata = member(job, "metadata");
+  const api::ObjectIdentity identity = api::identityOf(job);
   const bool allActive = std::all_of(held.begin(), held.end(), [](const api::PartitionRecord& partition) {
     return partition.state == api::kPartitionActive;
   });
-  QuotaJob out{stringMember(metadata, "name"), stringMember(metadata, "uid"),
+  QuotaJob out{identity.name, identity.uid,
                allActive ? QuotaJob::State::kRunning : QuotaJob::State::kReserved, 0};
   for (const auto& partition : held) out.ipus += partition.size;
   return out;
@@ -32,9 +32,9 @@ std::optional<QuotaJob> heldQuotaJobOf(const Json& job) {
 
 std::optional<QuotaJob> quotaJobOf(const Json& job) {
   if (auto held = heldQuotaJobOf(job)) return held;
-  if (!waitsForAdmission(job)) return std::nullopt;
-  const Json& metadata = member(job, "metadata");
-  QuotaJob out{stringMember(metadata, "name"), stringMember(metadata, "uid"), QuotaJob::State::kWaiting, 0};
+  if (!api::waitsForAdmission(job)) return std::nullopt;
+  const api::ObjectIdentity identity = api::identityOf(job);
+  QuotaJob out{identity.name, identity.uid, QuotaJob::State::kWaiting, 0};
   const auto spec = api::parseIpuJobSpec(member(job, "spec"));
   if (!spec) return std::nullopt;
   out.ipus = std::int64_t{spec->jobInstances} * spec->ipusPerJobInstance;

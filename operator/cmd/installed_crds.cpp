@@ -3,14 +3,14 @@
 #include <string>
 #include <utility>
 
-#include "ipujob/ipujob_reconciler.h"
-#include "quota/quota_ledger.h"
+#include "api/resources.h"
+#include "kube/rest_client.h"
 
 namespace ipu::cmd {
 
 Status requireInstalledCrds(kube::RestClient& client) {
-  for (const auto& [resource, kind] : {std::pair{controllers::ipuJobResource(), "IPUJob"},
-                                       std::pair{controllers::ipuQuotaResource(), "IPUQuota"}}) {
+  for (const auto& [resource, kind] :
+       {std::pair{api::ipuJobResource(), "IPUJob"}, std::pair{api::ipuQuotaResource(), "IPUQuota"}}) {
     kube::ListOptions one;
     one.limit = 1;
     auto listed = client.list(resource, "", one);

@@ -3,14 +3,11 @@
 #include <map>
 #include <utility>
 
-#include "admission/admitter.h"
-#include "common/json_access.h"
-#include "ipujob/job_status.h"
+#include "ipujob/job_metrics.h"
+#include "quota/quota_metrics.h"
 
 namespace ipu::cmd {
 namespace {
-
-using Json = nlohmann::json;
 
 // client_golang's DefBuckets, in seconds: .005 … 10, sized for network calls.
 prometheus::Histogram::BucketBoundaries defaultBuckets() {
@@ -52,48 +49,19 @@ Telemetry::Telemetry()
                   .Add({})) {
   // Counted from the caches at each scrape (see ScrapeGauges for why): a standby replica, which has no
   // cache attached, serves none of them.
-  scrapeGauges_.add("ipu_operator_ipujobs", "IPUJobs by phase.", {"phase"}, [this] {
-    metrics::GaugeSamples samples;
-    std::lock_guard lock(mutex_);
-    if (sources_.jobs == nullptr) return samples;
-    std::map<std::string, double> byPhase;
-    for (const char* phase :
-         {controllers::kPhasePending, controllers::kPhaseQueued, controllers::kPhaseCreating,
-          controllers::kPhaseRunning, controllers::kPhaseRestarting, controllers::kPhaseSucceeded,
-          controllers::kPhaseFailed, controllers::kPhaseSuspended}) {
-      byPhase[phase] = 0;
-    }
-    for (const auto& job : sources_.jobs->list()) {
-      const std::string phase = controllers::phaseOf(*job);
-      ++byPhase[phase.empty() ? controllers::kPhasePending : phase];
-    }
-    for (const auto& [phase, count] : byPhase) samples.push_back({{phase}, count});
-    return samples;
-  });
+  // Each counted by the controllers' own functions (ipujob/job_metrics.h) from the cache attached.
+  const auto fromJobs = [this](metrics::GaugeSamples (*count)(const kube::Store&)) {
+    return [this, count] {
+      std::lock_guard lock(mutex_);
+      return sources_.jobs == nullptr ? metrics::GaugeSamples{} : count(*sources_.jobs);
+    };
+  };
+  scrapeGauges_.add("ipu_operator_ipujobs", "IPUJobs by phase.", {"phase"},
+                    fromJobs(controllers::jobsByPhase));
   scrapeGauges_.add("ipu_operator_ipus_held", "IPUs in partitions that IPUJobs hold, by V-IPU controller.",
-                    {"controller"}, [this] {
-                      metrics::GaugeSamples samples;
-                      std::lock_guard lock(mutex_);
-                      if (sources_.jobs == nullptr) return samples;
-                      std::map<std::string, double> byController;
-                      for (const auto& job : sources_.jobs->list()) {
-                        for (const auto& partition : controllers::heldPartitionsOf(*job)) {
-                          byController[partition.controller] += partition.size;
-                        }
-                      }
-                      for (const auto& [controller, ipus] : byController)
-                        samples.push_back({{controller}, ipus});
-                      return samples;
-                    });
-  scrapeGauges_.add("ipu_operator_waiting_jobs", "IPUJobs waiting for admission.", {}, [this] {
-    metrics::GaugeSamples samples;
-    std::lock_guard lock(mutex_);
-    if (sources_.jobs == nullptr) return samples;
-    double waiting = 0;
-    for (const auto& job : sources_.jobs->list()) waiting += controllers::waitsForAdmission(*job) ? 1 : 0;
-    samples.push_back({{}, waiting});
-    return samples;
-  });
+                    {"controller"}, fromJobs(controllers::ipusHeldByController));
+  scrapeGauges_.add("ipu_operator_waiting_jobs", "IPUJobs waiting for admission.", {},
+                    fromJobs(controllers::waitingJobs));
   scrapeGauges_.add("ipu_operator_workqueue_depth", "IPUJob keys ready for a worker.", {}, [this] {
     metrics::GaugeSamples samples;
     std::lock_guard lock(mutex_);
@@ -118,17 +86,9 @@ void Telemetry::addQuotaGauges() {
   // on.
   const auto perQuota = [this](const char* field, bool fromSpec) {
     return [this, field, fromSpec] {
-      metrics::GaugeSamples samples;
       std::lock_guard lock(mutex_);
-      if (sources_.quotas == nullptr) return samples;
-      for (const auto& quota : sources_.quotas->list()) {
-        const Json& value = member(member(*quota, fromSpec ? "spec" : "status"), field);
-        if (!value.is_number()) continue;
-        const Json& metadata = member(*quota, "metadata");
-        samples.push_back(
-            {{stringMember(metadata, "namespace"), stringMember(metadata, "name")}, value.get<double>()});
-      }
-      return samples;
+      return sources_.quotas == nullptr ? metrics::GaugeSamples{}
+                                        : controllers::perQuota(*sources_.quotas, field, fromSpec);
     };
   };
   scrapeGauges_.add("ipu_operator_quota_limit_ipus", "IPUQuota maxIPUs, by namespace and quota.",

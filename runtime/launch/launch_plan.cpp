@@ -150,15 +150,6 @@ std::string hostfile(const std::vector<std::string>& hosts) {
   return text;
 }
 
-std::string completePeerName(const std::string& host, const std::vector<std::string>& peers) {
-  if (std::find(peers.begin(), peers.end(), host) != peers.end()) return host;
-  for (const auto& peer : peers) {
-    if (peer.size() > host.size() && peer.compare(0, host.size(), host) == 0 && peer[host.size()] == '.')
-      return peer;
-  }
-  return host;
-}
-
 std::string shellJoin(const std::vector<std::string>& argv) {
   std::string line;
   for (const auto& arg : argv) {

@@ -44,7 +44,8 @@ InstanceShape shapeFromEnvironment(const GetEnv& getEnv);
 // missing, has empty or invalid names, or does not list `workers` hosts.
 std::vector<std::string> peersFromEnvironment(const GetEnv& getEnv, int workers);
 
-// What poprun passes to the rank on worker `rank` of the instance (DESIGN.md, "Runtime and launch").
+// What poprun passes to the rank on worker `rank` of the instance (docs/architecture.md, "Runtime and
+// launch").
 Environment popdistEnvironment(const InstanceShape& shape, int rank);
 
 // Variables the launcher's own environment hands on to every rank when set (what poprun exports).
@@ -69,10 +70,6 @@ std::vector<std::string> mpirunCommand(const LaunchInputs& inputs);
 
 // The hostfile a user's own mpirun reads (OMPI_MCA_orte_default_hostfile): "<host> slots=1" per worker.
 std::string hostfile(const std::vector<std::string>& hosts);
-
-// The peer a host name given to rsh means: itself when it is listed, else the listed peer it abbreviates
-// (mpirun drops the domain: "job-worker-1" for "job-worker-1.job"), else the name unchanged.
-std::string completePeerName(const std::string& host, const std::vector<std::string>& peers);
 
 // The command as one line for logs and for /bin/sh (each argument single-quoted when it needs it).
 std::string shellJoin(const std::vector<std::string>& argv);

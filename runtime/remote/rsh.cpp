@@ -7,8 +7,8 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include "launch/launch_plan.h"
 #include "process/signals.h"
+#include "remote/peer_name.h"
 
 namespace ipu::runtime::remote {
 namespace {
@@ -114,7 +114,7 @@ class RemoteRun {
 }  // namespace
 
 int runRsh(const RshOptions& options) {
-  std::string host = launch::completePeerName(options.host, options.peers);
+  std::string host = completePeerName(options.host, options.peers);
   if (options.command.empty()) return fail(host, "no command to run");
   try {
     Connection connection = connectToAgent(options.credentials, host, options.port, kConnectTimeout);

@@ -24,8 +24,8 @@ namespace {
 using namespace std::chrono_literals;
 using Json = nlohmann::json;
 
-// What the operator puts into every IPU worker pod (DESIGN.md): hostIPC, a memory-backed /dev/shm with a
-// size limit, and the IPC_LOCK capability.
+// What the operator puts into every IPU worker pod (docs/architecture.md, "Pods"): hostIPC, a memory-backed
+// /dev/shm with a size limit, and the IPC_LOCK capability.
 void makeIpuWorker(Json& pod, const std::string& shmSize) {
   pod["spec"]["hostIPC"] = true;
   pod["spec"]["volumes"] = {

@@ -2,10 +2,11 @@
 
 namespace ipu::testing {
 
-FakeTransport& FakeTransport::expect(std::string method, std::string pathAndQuery, int status, std::string body,
-                                     std::map<std::string, std::string> headers) {
+FakeTransport& FakeTransport::expect(std::string method, std::string pathAndQuery, int status,
+                                     std::string body, std::map<std::string, std::string> headers) {
   std::lock_guard lock(mutex_);
-  script_.push_back(Step{std::move(method), std::move(pathAndQuery), {status, std::move(headers), std::move(body)}, {}, {}, {}});
+  script_.push_back(Step{
+      std::move(method), std::move(pathAndQuery), {status, std::move(headers), std::move(body)}, {}, {}, {}});
   return *this;
 }
 
@@ -46,8 +47,8 @@ Result<kube::HttpResponse> FakeTransport::send(const kube::HttpRequest& request,
   return step->response;
 }
 
-Result<kube::HttpResponse> FakeTransport::stream(const kube::HttpRequest& request, const kube::LineHandler& onLine,
-                                                 std::stop_token stop) {
+Result<kube::HttpResponse> FakeTransport::stream(const kube::HttpRequest& request,
+                                                 const kube::LineHandler& onLine, std::stop_token stop) {
   auto step = next(request);
   if (!step) return step.error();
   if (step->failure) return *step->failure;
@@ -57,7 +58,8 @@ Result<kube::HttpResponse> FakeTransport::stream(const kube::HttpRequest& reques
     if (stop.stop_requested()) return makeError(ErrorCode::kCancelled, "cancelled");
     if (!lines.feed(chunk, onLine)) return kube::HttpResponse{step->response.status, {}, ""};
   }
-  if (lines.hasPartialLine()) return makeError(ErrorCode::kUnavailable, "the stream was cut in the middle of a line");
+  if (lines.hasPartialLine())
+    return makeError(ErrorCode::kUnavailable, "the stream was cut in the middle of a line");
   return kube::HttpResponse{step->response.status, {}, ""};
 }
 

@@ -66,10 +66,17 @@ class IpuOperator final : public IpuJobContender {
     return words;
   }
 
+  // IPU_BENCH_OPERATOR: another build's ipu-operator (e.g. an earlier commit's, for a before/after
+  // comparison on the same machine); the one this build made otherwise.
+  static std::string operatorBinary() {
+    const char* other = std::getenv("IPU_BENCH_OPERATOR");
+    return other != nullptr && *other != '\0' ? other : IPU_OPERATOR_BINARY;
+  }
+
   void launch(const BenchCluster& cluster, const std::string& ns, const std::string& logLevel,
               std::vector<std::string> argv = {}) {
     const auto port = [] { return "127.0.0.1:" + std::to_string(testing::freeLoopbackPort()); };
-    const std::vector<std::string> operatorArgv{IPU_OPERATOR_BINARY,
+    const std::vector<std::string> operatorArgv{operatorBinary(),
                                                 "--kubeconfig",
                                                 cluster.kubeconfig(),
                                                 "--vipu-controller",

@@ -4,8 +4,9 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "kube/cpprest_transport.h"
 #include "kube/rest_client.h"
@@ -23,10 +24,13 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kObjects = 300;
 
-double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 Json configMap(const std::string& name) {
-  return {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", "v"}}}};
+  return {
+      {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", "v"}}}};
 }
 
 void check(bool ok, const std::string& what) {
@@ -45,7 +49,8 @@ int main(int argc, char** argv) try {
   const std::string ns = "bench-kube-client-" + std::to_string(::getpid());
   const std::string nsKubectl = ns + "-kubectl";
   for (const auto& n : {ns, nsKubectl}) {
-    check(client.create(ResourceRef::namespaces(), "", Json{{"metadata", {{"name", n}}}}).ok(), "create namespace");
+    check(client.create(ResourceRef::namespaces(), "", Json{{"metadata", {{"name", n}}}}).ok(),
+          "create namespace");
   }
   auto resourceVersionNow = [&](const std::string& n) {
     auto list = client.list(ResourceRef::configMaps(), n, ipu::kube::ListOptions{.limit = 1});
@@ -72,8 +77,9 @@ int main(int argc, char** argv) try {
   // Watch delivery: replay the N creations from the version before them, as fast as the stream goes.
   started = Clock::now();
   int seen = 0;
-  auto watched = client.watch(ResourceRef::configMaps(), ns, ipu::kube::WatchOptions{.resourceVersion = before},
-                              [&](ipu::kube::WatchEvent&& event) { return event.type != "ADDED" || ++seen < kObjects; });
+  auto watched =
+      client.watch(ResourceRef::configMaps(), ns, ipu::kube::WatchOptions{.resourceVersion = before},
+                   [&](ipu::kube::WatchEvent&& event) { return event.type != "ADDED" || ++seen < kObjects; });
   check(watched.ok() && seen == kObjects, "watch");
   double oursWatch = kObjects / seconds(Clock::now() - started);
 
@@ -92,7 +98,9 @@ int main(int argc, char** argv) try {
       {"objects", kObjects},
       {"create_per_second", {{"ipu_operator_client", ours}, {"kubectl", theirs}, {"ratio", ours / theirs}}},
       {"watch_events_per_second",
-       {{"ipu_operator_client", oursWatch}, {"kubectl_get_raw", theirsWatch}, {"ratio", oursWatch / theirsWatch}}},
+       {{"ipu_operator_client", oursWatch},
+        {"kubectl_get_raw", theirsWatch},
+        {"ratio", oursWatch / theirsWatch}}},
       {"note", "kubectl figures include its process start-up (~0.1 s), as a user or script pays it"}};
   std::cout << result.dump(2) << std::endl;
   if (argc > 1) std::ofstream(argv[1]) << result.dump(2) << "\n";

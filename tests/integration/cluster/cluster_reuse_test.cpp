@@ -8,7 +8,8 @@ namespace {
 
 TEST(ClusterReuseTest, SecondUpInTheSameDirectoryIsRefused) {
   const auto& cluster = TestCluster::get();
-  auto second = run({IPU_SOURCE_DIR "/tools/cluster.sh", "up", "--dir", cluster.dir(), "--bin-dir", cluster.binDir()});
+  auto second =
+      run({IPU_SOURCE_DIR "/tools/cluster.sh", "up", "--dir", cluster.dir(), "--bin-dir", cluster.binDir()});
   EXPECT_EQ(second.exitCode, 1) << second.describe();
   EXPECT_NE(second.err.find("a cluster already runs in"), std::string::npos) << second.err;
 

@@ -1,16 +1,15 @@
 // tools/cluster.sh given bad input fails with a clear message and leaves nothing running.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "subprocess.h"
 
@@ -45,7 +44,8 @@ class HeldPort {
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t length = sizeof(address);
     auto* generic = reinterpret_cast<sockaddr*>(&address);
-    if (::bind(fd_, generic, length) != 0 || ::listen(fd_, 1) != 0 || ::getsockname(fd_, generic, &length) != 0) {
+    if (::bind(fd_, generic, length) != 0 || ::listen(fd_, 1) != 0 ||
+        ::getsockname(fd_, generic, &length) != 0) {
       throw std::runtime_error("cannot hold a port");
     }
     port_ = ntohs(address.sin_port);
@@ -76,7 +76,8 @@ class ClusterScriptTest : public ::testing::Test {
   }
   // The binaries built by tools/build-tools.sh (a warm cache answers at once).
   static std::string builtBinDir() {
-    auto built = run({IPU_SOURCE_DIR "/tools/build-tools.sh", "--quiet"}, RunOptions{.timeout = std::chrono::hours(1)});
+    auto built = run({IPU_SOURCE_DIR "/tools/build-tools.sh", "--quiet"},
+                     RunOptions{.timeout = std::chrono::hours(1)});
     if (!built.ok()) throw std::runtime_error("tools/build-tools.sh failed: " + built.describe());
     return built.out.substr(0, built.out.find_last_not_of('\n') + 1);
   }
@@ -142,9 +143,11 @@ TEST_F(ClusterScriptTest, ComponentFailingMidStartStopsWhatAlreadyRuns) {
 
   auto result = run({kClusterScript, "up", "--dir", dir_, "--bin-dir", bin.string()});
   EXPECT_EQ(result.exitCode, 1) << result.describe();
-  EXPECT_NE(result.err.find("kube-apiserver exited while waiting for kube-apiserver to be ready"), std::string::npos)
+  EXPECT_NE(result.err.find("kube-apiserver exited while waiting for kube-apiserver to be ready"),
+            std::string::npos)
       << result.err;
-  EXPECT_NE(result.err.find("simulated apiserver crash"), std::string::npos) << "the log tail should be shown";
+  EXPECT_NE(result.err.find("simulated apiserver crash"), std::string::npos)
+      << "the log tail should be shown";
   EXPECT_NE(result.err.find("stopping what was started"), std::string::npos) << result.err;
   expectNothingRunning();
   EXPECT_TRUE(fs::exists(fs::path(dir_) / "logs" / "etcd.log")) << "logs of a failed start must be kept";

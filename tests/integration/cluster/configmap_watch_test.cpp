@@ -1,7 +1,6 @@
 // CRUD on a ConfigMap through the real API server, observed by a watch stream.
-#include <nlohmann/json.hpp>
-
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "test_cluster.h"
 
@@ -39,7 +38,8 @@ TEST_F(ConfigMapWatchTest, CreateGetUpdateDeleteAreWatched) {
   EXPECT_EQ(got["data"]["size"], "4");
   EXPECT_EQ(got["metadata"]["uid"], added["metadata"]["uid"]);
 
-  auto patched = kubectl({"patch", "configmap", "settings", "--type=merge", "-p", R"({"data":{"size":"16"}})"});
+  auto patched =
+      kubectl({"patch", "configmap", "settings", "--type=merge", "-p", R"({"data":{"size":"16"}})"});
   ASSERT_TRUE(patched.ok()) << patched.describe();
   Json modified = awaitEvent(watch, "MODIFIED", "settings");
   EXPECT_EQ(modified["data"]["size"], "16");

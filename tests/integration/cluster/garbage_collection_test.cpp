@@ -1,7 +1,6 @@
 // The real controller-manager's garbage collector removes what an owner owned.
-#include <nlohmann/json.hpp>
-
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "test_cluster.h"
 
@@ -40,7 +39,8 @@ TEST_F(GarbageCollectionTest, DeletingTheOwnerDeletesItsPod) {
   createOwnedPod("owned", owner);
   create(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"bystander"},
              "spec":{"nodeSelector":{"ipu.graphcore.ai/host":"true"},"containers":[{"name":"main","image":"busybox"}]}})");
-  ASSERT_TRUE(eventually([&] { return getJson("pod", "owned")["status"].value("phase", "") == "Running"; }, 60s));
+  ASSERT_TRUE(
+      eventually([&] { return getJson("pod", "owned")["status"].value("phase", "") == "Running"; }, 60s));
 
   auto deleted = kubectl({"delete", "configmap", "owner"});
   ASSERT_TRUE(deleted.ok()) << deleted.describe();
@@ -53,7 +53,8 @@ TEST_F(GarbageCollectionTest, ForegroundDeletionWaitsForTheOwnedPod) {
   create(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"owner"}})");
   createOwnedPod("owned", getJson("configmap", "owner"));
 
-  auto deleted = kubectl({"delete", "configmap", "owner", "--cascade=foreground", "--wait=true", "--timeout=60s"});
+  auto deleted =
+      kubectl({"delete", "configmap", "owner", "--cascade=foreground", "--wait=true", "--timeout=60s"});
   ASSERT_TRUE(deleted.ok()) << deleted.describe();
   // With foreground propagation the owner is gone only after its dependents are.
   EXPECT_TRUE(getJson("pod", "owned").is_null());

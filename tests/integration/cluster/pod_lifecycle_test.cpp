@@ -1,13 +1,12 @@
 // Pods scheduled by the real scheduler onto simulated IPU host nodes (kwok) go through the whole
 // lifecycle, driven by the ipu-operator.dev/simulate-exit-code annotation.
-#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
-
-#include <set>
-#include <thread>
-#include <string>
-#include <vector>
+#include <nlohmann/json.hpp>
 
 #include "test_cluster.h"
 
@@ -51,7 +50,8 @@ class PodLifecycleTest : public ClusterTest {
 
   BackgroundProcess watchPod(const std::string& name) {
     return BackgroundProcess(cluster().kubectlCommand(
-        {"get", "--raw", "/api/v1/namespaces/" + ns() + "/pods?watch=1&fieldSelector=metadata.name%3D" + name}));
+        {"get", "--raw",
+         "/api/v1/namespaces/" + ns() + "/pods?watch=1&fieldSelector=metadata.name%3D" + name}));
   }
 
   void expectScheduledOntoIpuHost(const Json& pod) {

@@ -1,12 +1,12 @@
 // An informer keeps a true picture across an API server restart: nothing lost, nothing seen twice.
 // Runs alone (RUN_SERIAL): restarting the shared API server would disturb other tests.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "kube/informer.h"
 #include "kube_test_fixture.h"
@@ -24,13 +24,21 @@ TEST_F(KubeClientTest, InformerSurvivesAnApiServerRestart) {
   auto nameOf = [](const kube::ObjectPtr& o) { return (*o)["metadata"]["name"].get<std::string>(); };
   kube::Informer informer(client(), ResourceRef::configMaps(), ns(),
                           kube::WatcherConfig{.backoffMin = 200ms, .backoffMax = 2s});
-  informer.addHandlers({[&](const kube::ObjectPtr& o) { std::lock_guard l(mutex); ++adds[nameOf(o)]; }, {},
-                        [&](const kube::ObjectPtr& o) { std::lock_guard l(mutex); ++deletes[nameOf(o)]; }});
+  informer.addHandlers({[&](const kube::ObjectPtr& o) {
+                          std::lock_guard l(mutex);
+                          ++adds[nameOf(o)];
+                        },
+                        {},
+                        [&](const kube::ObjectPtr& o) {
+                          std::lock_guard l(mutex);
+                          ++deletes[nameOf(o)];
+                        }});
   informer.start();
   ASSERT_TRUE(informer.waitForSync(30s));
 
   auto create = [&](int i) {
-    Json cm = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "c" + std::to_string(i)}}}};
+    Json cm = {
+        {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "c" + std::to_string(i)}}}};
     auto created = client().create(ResourceRef::configMaps(), ns(), cm);
     ASSERT_TRUE(created.ok()) << created.error().toString();
   };
@@ -45,17 +53,22 @@ TEST_F(KubeClientTest, InformerSurvivesAnApiServerRestart) {
   auto truth = [&] {
     std::map<std::string, std::string> out;
     auto list = client().listAll(ResourceRef::configMaps(), ns());
-    for (const auto& item : (*list)["items"]) out[item["metadata"]["name"]] = item["metadata"]["resourceVersion"];
+    for (const auto& item : (*list)["items"])
+      out[item["metadata"]["name"]] = item["metadata"]["resourceVersion"];
     return out;
   };
   auto mirror = [&] {
     std::map<std::string, std::string> out;
-    for (const auto& o : informer.store().list()) out[(*o)["metadata"]["name"]] = (*o)["metadata"]["resourceVersion"];
+    for (const auto& o : informer.store().list())
+      out[(*o)["metadata"]["name"]] = (*o)["metadata"]["resourceVersion"];
     return out;
   };
-  ASSERT_TRUE(eventually([&] { return mirror() == truth(); }, 60s)) << "the cache never caught up with the server";
+  ASSERT_TRUE(eventually([&] { return mirror() == truth(); }, 60s))
+      << "the cache never caught up with the server";
   std::lock_guard lock(mutex);
-  for (int i = 0; i < 20; ++i) EXPECT_EQ(adds["c" + std::to_string(i)], 1) << "c" << i << " added " << adds["c" + std::to_string(i)] << " times";
+  for (int i = 0; i < 20; ++i)
+    EXPECT_EQ(adds["c" + std::to_string(i)], 1)
+        << "c" << i << " added " << adds["c" + std::to_string(i)] << " times";
   EXPECT_EQ(deletes["c3"], 1);
   EXPECT_GT(informer.errorCount(), 0u) << "the restart should have been noticed";
 }
@@ -64,11 +77,14 @@ TEST_F(KubeClientTest, InformerSurvivesAnApiServerRestart) {
 // watcher's version: re-watching gets 410 Gone, and the watcher must relist, dropping what was deleted.
 TEST_F(KubeClientTest, WatcherRelistsWhenItsVersionWasCompactedAway) {
   auto podTemplate = [](const std::string& name) {
-    return Json{{"apiVersion", "v1"}, {"kind", "PodTemplate"}, {"metadata", {{"name", name}}},
+    return Json{{"apiVersion", "v1"},
+                {"kind", "PodTemplate"},
+                {"metadata", {{"name", name}}},
                 {"template", {{"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}}}};
   };
   for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(client().create(ResourceRef::podTemplates(), ns(), podTemplate("t" + std::to_string(i))).ok());
+    ASSERT_TRUE(
+        client().create(ResourceRef::podTemplates(), ns(), podTemplate("t" + std::to_string(i))).ok());
   }
   kube::Watcher watcher(client(), ResourceRef::podTemplates(), ns(),
                         kube::WatcherConfig{.backoffMin = 200ms, .backoffMax = 2s});

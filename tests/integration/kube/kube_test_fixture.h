@@ -19,7 +19,8 @@ class KubeClientTest : public ClusterTest {
     auto transport = kube::CppRestTransport::create(config_);
     ASSERT_TRUE(transport.ok()) << transport.error().toString();
     transport_ = std::move(*transport);
-    client_ = std::make_unique<kube::RestClient>(transport_, config_, kube::ClientOptions{.qps = 500, .burst = 500});
+    client_ = std::make_unique<kube::RestClient>(transport_, config_,
+                                                 kube::ClientOptions{.qps = 500, .burst = 500});
   }
 
   kube::RestClient& client() { return *client_; }

@@ -1,8 +1,8 @@
 // The REST client against the real API server: CRUD, optimistic concurrency, patches, server-side apply,
 // the status subresource, selectors and pagination, deletion preconditions, all on a CRD.
-#include <gtest/gtest.h>
-
 #include <set>
+
+#include <gtest/gtest.h>
 
 #include "kube/base64.h"
 #include "kube_test_fixture.h"
@@ -22,22 +22,26 @@ void installWidgetCrd(kube::RestClient& client) {
   if (installed) return;
   Json schema = {{"type", "object"},
                  {"properties",
-                  {{"spec", {{"type", "object"}, {"properties", {{"size", {{"type", "integer"}, {"minimum", 1}}},
-                                                                  {"colour", {{"type", "string"}}}}}}},
+                  {{"spec",
+                    {{"type", "object"},
+                     {"properties",
+                      {{"size", {{"type", "integer"}, {"minimum", 1}}}, {"colour", {{"type", "string"}}}}}}},
                    {"status", {{"type", "object"}, {"properties", {{"phase", {{"type", "string"}}}}}}}}}};
-  Json crd = {{"apiVersion", "apiextensions.k8s.io/v1"},
-              {"kind", "CustomResourceDefinition"},
-              {"metadata", {{"name", "widgets.test.ipu-operator.dev"}}},
-              {"spec",
-               {{"group", "test.ipu-operator.dev"},
-                {"scope", "Namespaced"},
-                {"names", {{"plural", "widgets"}, {"singular", "widget"}, {"kind", "Widget"}, {"listKind", "WidgetList"}}},
-                {"versions",
-                 {{{"name", "v1"},
-                   {"served", true},
-                   {"storage", true},
-                   {"subresources", {{"status", Json::object()}}},
-                   {"schema", {{"openAPIV3Schema", schema}}}}}}}}};
+  Json crd = {
+      {"apiVersion", "apiextensions.k8s.io/v1"},
+      {"kind", "CustomResourceDefinition"},
+      {"metadata", {{"name", "widgets.test.ipu-operator.dev"}}},
+      {"spec",
+       {{"group", "test.ipu-operator.dev"},
+        {"scope", "Namespaced"},
+        {"names",
+         {{"plural", "widgets"}, {"singular", "widget"}, {"kind", "Widget"}, {"listKind", "WidgetList"}}},
+        {"versions",
+         {{{"name", "v1"},
+           {"served", true},
+           {"storage", true},
+           {"subresources", {{"status", Json::object()}}},
+           {"schema", {{"openAPIV3Schema", schema}}}}}}}}};
   auto applied = client.apply(ResourceRef::customResourceDefinitions(), "", crd, "ipu-operator-tests");
   ASSERT_TRUE(applied.ok()) << applied.error().toString();
   ASSERT_TRUE(eventually(
@@ -103,7 +107,8 @@ TEST_F(RestClientIntegrationTest, InvalidObjectsAreRejectedWithFieldCauses) {
 
 TEST_F(RestClientIntegrationTest, MergePatchJsonPatchWithTestGuardAndStatus) {
   ASSERT_TRUE(client().create(kWidgets, ns(), widget("w", 4)).ok());
-  auto merged = client().patch(kWidgets, ns(), "w", kube::PatchType::kMerge, {{"spec", {{"colour", "blue"}}}});
+  auto merged =
+      client().patch(kWidgets, ns(), "w", kube::PatchType::kMerge, {{"spec", {{"colour", "blue"}}}});
   ASSERT_TRUE(merged.ok()) << merged.error().toString();
   EXPECT_EQ((*merged)["spec"]["colour"], "blue");
   EXPECT_EQ((*merged)["spec"]["size"], 4);
@@ -119,10 +124,12 @@ TEST_F(RestClientIntegrationTest, MergePatchJsonPatchWithTestGuardAndStatus) {
   EXPECT_FALSE(refused.ok()) << "a failed test op must refuse the whole patch";
 
   // Status goes through its subresource only; the main resource ignores it.
-  auto status = client().patch(kWidgets, ns(), "w", kube::PatchType::kMerge, {{"status", {{"phase", "Ready"}}}}, "status");
+  auto status = client().patch(kWidgets, ns(), "w", kube::PatchType::kMerge,
+                               {{"status", {{"phase", "Ready"}}}}, "status");
   ASSERT_TRUE(status.ok()) << status.error().toString();
   EXPECT_EQ((*status)["status"]["phase"], "Ready");
-  auto ignored = client().patch(kWidgets, ns(), "w", kube::PatchType::kMerge, {{"status", {{"phase", "Broken"}}}});
+  auto ignored =
+      client().patch(kWidgets, ns(), "w", kube::PatchType::kMerge, {{"status", {{"phase", "Broken"}}}});
   ASSERT_TRUE(ignored.ok());
   EXPECT_EQ((*ignored)["status"]["phase"], "Ready");
   Json withStatus = *ignored;
@@ -158,8 +165,9 @@ TEST_F(RestClientIntegrationTest, ServerSideApplyCreatesMergesAndTracksOwnership
 
 TEST_F(RestClientIntegrationTest, ListWithSelectorsAndPages) {
   for (int i = 0; i < 7; ++i) {
-    ASSERT_TRUE(client().create(kWidgets, ns(), widget("w" + std::to_string(i), i + 1,
-                                                       {{"parity", i % 2 == 0 ? "even" : "odd"}}))
+    ASSERT_TRUE(client()
+                    .create(kWidgets, ns(),
+                            widget("w" + std::to_string(i), i + 1, {{"parity", i % 2 == 0 ? "even" : "odd"}}))
                     .ok());
   }
   auto page = client().list(kWidgets, ns(), kube::ListOptions{.limit = 3});
@@ -186,9 +194,10 @@ TEST_F(RestClientIntegrationTest, DeleteWithPreconditionsAndPropagation) {
   ASSERT_TRUE(created.ok());
   auto wrongUid = client().remove(kWidgets, ns(), "w", kube::DeleteOptions{.preconditionUid = "not-the-uid"});
   EXPECT_EQ(wrongUid.error().code, ErrorCode::kConflict) << wrongUid.error().toString();
-  auto deleted = client().remove(kWidgets, ns(), "w",
-                                 kube::DeleteOptions{.propagationPolicy = "Foreground",
-                                                     .preconditionUid = (*created)["metadata"]["uid"].get<std::string>()});
+  auto deleted = client().remove(
+      kWidgets, ns(), "w",
+      kube::DeleteOptions{.propagationPolicy = "Foreground",
+                          .preconditionUid = (*created)["metadata"]["uid"].get<std::string>()});
   ASSERT_TRUE(deleted.ok()) << deleted.error().toString();
   EXPECT_TRUE(eventually(
       [&] {
@@ -202,7 +211,9 @@ TEST_F(RestClientIntegrationTest, DeleteWithPreconditionsAndPropagation) {
 }
 
 TEST_F(RestClientIntegrationTest, CoreResourcesAndForbiddenAccess) {
-  Json secret = {{"apiVersion", "v1"}, {"kind", "Secret"}, {"metadata", {{"name", "s"}}},
+  Json secret = {{"apiVersion", "v1"},
+                 {"kind", "Secret"},
+                 {"metadata", {{"name", "s"}}},
                  {"data", {{"key", kube::base64Encode("value")}}}};
   ASSERT_TRUE(client().create(ResourceRef::secrets(), ns(), secret).ok());
 

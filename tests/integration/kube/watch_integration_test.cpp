@@ -1,9 +1,9 @@
 // Watches and informers against the real API server, including an API server restart in the middle.
-#include <gtest/gtest.h>
-
 #include <map>
 #include <mutex>
 #include <set>
+
+#include <gtest/gtest.h>
 
 #include "kube/informer.h"
 #include "kube_test_fixture.h"
@@ -16,7 +16,8 @@ using kube::Json;
 using kube::ResourceRef;
 
 Json configMap(const std::string& name, const std::string& value) {
-  return {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"v", value}}}};
+  return {
+      {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"v", value}}}};
 }
 
 // Counts what an informer's handlers saw, per object name.
@@ -26,9 +27,18 @@ struct Seen {
 
   kube::EventHandlers handlers() {
     auto name = [](const kube::ObjectPtr& o) { return (*o)["metadata"]["name"].get<std::string>(); };
-    return {[this, name](const kube::ObjectPtr& o) { std::lock_guard l(mutex); ++adds[name(o)]; },
-            [this, name](const kube::ObjectPtr&, const kube::ObjectPtr& o) { std::lock_guard l(mutex); ++updates[name(o)]; },
-            [this, name](const kube::ObjectPtr& o) { std::lock_guard l(mutex); ++deletes[name(o)]; }};
+    return {[this, name](const kube::ObjectPtr& o) {
+              std::lock_guard l(mutex);
+              ++adds[name(o)];
+            },
+            [this, name](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
+              std::lock_guard l(mutex);
+              ++updates[name(o)];
+            },
+            [this, name](const kube::ObjectPtr& o) {
+              std::lock_guard l(mutex);
+              ++deletes[name(o)];
+            }};
   }
 };
 
@@ -40,7 +50,8 @@ class WatchIntegrationTest : public KubeClientTest {
     EXPECT_TRUE(list.ok());
     std::map<std::string, std::string> out;
     for (const auto& item : (*list)["items"]) {
-      if (item["metadata"]["name"] != "kube-root-ca.crt") out[item["metadata"]["name"]] = item["metadata"]["resourceVersion"];
+      if (item["metadata"]["name"] != "kube-root-ca.crt")
+        out[item["metadata"]["name"]] = item["metadata"]["resourceVersion"];
     }
     return out;
   }
@@ -54,7 +65,8 @@ class WatchIntegrationTest : public KubeClientTest {
   }
   void createConfigMaps(int from, int to) {
     for (int i = from; i < to; ++i) {
-      auto created = client().create(ResourceRef::configMaps(), ns(), configMap("c" + std::to_string(i), "1"));
+      auto created =
+          client().create(ResourceRef::configMaps(), ns(), configMap("c" + std::to_string(i), "1"));
       ASSERT_TRUE(created.ok()) << created.error().toString();
     }
   }
@@ -89,7 +101,10 @@ TEST_F(WatchIntegrationTest, InformerMirrorsChangesAndBookmarksKeepItCheap) {
   informer.start();
   ASSERT_TRUE(informer.waitForSync(30s));
   createConfigMaps(5, 8);
-  ASSERT_TRUE(client().patch(ResourceRef::configMaps(), ns(), "c1", kube::PatchType::kMerge, {{"data", {{"v", "2"}}}}).ok());
+  ASSERT_TRUE(
+      client()
+          .patch(ResourceRef::configMaps(), ns(), "c1", kube::PatchType::kMerge, {{"data", {{"v", "2"}}}})
+          .ok());
   ASSERT_TRUE(client().remove(ResourceRef::configMaps(), ns(), "c2").ok());
   ASSERT_TRUE(eventually([&] { return cached(informer.store()) == listed(); }, 30s));
   std::lock_guard lock(seen.mutex);

@@ -160,7 +160,15 @@ TEST_F(OperatorTest, AKilledOperatorsSuccessorConvergesWithoutDuplicates) {
       },
       60s))
       << "the successor never took the lease";
-  std::this_thread::sleep_for(2s);  // a few reconciles of the successor
+  // The successor has run its start-up cleanup and reconciled the job (its debug log says so), so whatever
+  // it would duplicate or remove is done by now.
+  ASSERT_TRUE(eventually(
+      [&] {
+        return operator_->stderrText().find("\"msg\":\"reconciled\",\"controller\":\"ipujob\",\"key\":\"" +
+                                            ns() + "/" + job + "\"") != std::string::npos;
+      },
+      60s))
+      << "the successor never reconciled the job";
 
   auto partitions = vipu_->listPartitions("");
   ASSERT_TRUE(partitions.ok());

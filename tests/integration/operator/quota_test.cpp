@@ -209,12 +209,14 @@ TEST_F(QuotaTest, AnAdminRaisesLowersAndDeletesAQuotaWhileJobsRun) {
       std::string::npos)
       << teamJob(team, never)["status"].dump();
   EXPECT_FALSE(teamJob(team, never)["status"].contains("queuePosition"));
-  std::this_thread::sleep_for(3s);
-  for (const std::string& job : {a, b, c}) EXPECT_EQ(teamPhase(team, job), "Running") << job;
-  EXPECT_EQ(teamPhase(team, d), "Queued");
+  // What proves the operator looked after the lowering: d's decision written under the new limit, and the
+  // quota's status recounted with both new jobs pending.
+  EXPECT_TRUE(eventually([&] { return teamPhase(team, d) == "Queued"; }, 30s)) << teamJob(team, d).dump();
   EXPECT_TRUE(eventually(
       [&] { return quotaRow(team) == std::vector<std::string>{"4", "12", "0", "68", "3", "2"}; }, 30s))
       << cluster().kubectl({"-n", team, "get", "ipuquota", "team"}).out;
+  for (const std::string& job : {a, b, c}) EXPECT_EQ(teamPhase(team, job), "Running") << job;
+  EXPECT_EQ(teamPhase(team, d), "Queued");
 
   // Once the running jobs end, use falls below the limit and the next job fits.
   EXPECT_TRUE(eventually([&] { return teamPhase(team, d) == "Succeeded"; }, 120s)) << teamJob(team, d).dump();

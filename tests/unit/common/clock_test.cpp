@@ -23,7 +23,9 @@ using namespace std::chrono_literals;
 using testing::FakeClock;
 
 // Lets other threads get somewhere; see eventually.h.
-bool eventually(const std::function<bool()>& condition) { return testing::eventually(condition, 30s, 1ms); }
+bool eventually(const std::function<bool()>& condition) {
+  return testing::eventually(condition, 30s, 1ms);
+}
 
 TEST(DeadlineAfterTest, AddsClampsNegativeAndSaturates) {
   const Clock::TimePoint start(10s);

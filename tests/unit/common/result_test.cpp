@@ -1,9 +1,9 @@
 #include "common/result.h"
 
-#include <gtest/gtest.h>
-
 #include <memory>
 #include <string>
+
+#include <gtest/gtest.h>
 
 namespace ipu {
 namespace {

@@ -51,7 +51,7 @@ class AdmitterTest : public ::testing::Test {
     store_.apply(kube::WatcherEvent{kube::WatcherEvent::Kind::kApply, std::move(object)});
   }
 
-  // The decision for `key` (an admitted job's stays in flight until forget()).
+  // The decision for `key` (an admitted job's is reserved until end()).
   AdmissionDecision decide(const std::string& key) {
     auto decided = admitter_->decide(key);
     EXPECT_TRUE(decided.ok()) << decided.error().message;
@@ -99,8 +99,8 @@ TEST_F(AdmitterTest, AWinnersIpusStayTakenWhileItsAdmissionIsInFlight) {
   add(job("whole", "64", "2026-01-01T00:00:01Z"));
   const auto whole = decide("ns/whole");
   ASSERT_EQ(whole.kind, Kind::kAdmit);
-  ASSERT_TRUE(admitter_->inFlight("ns/whole").has_value());
-  EXPECT_EQ(admitter_->inFlight("ns/whole")->decision.placements.size(), 1u);
+  ASSERT_TRUE(admitter_->reservation("ns/whole").has_value());
+  EXPECT_EQ(admitter_->reservation("ns/whole")->decision.placements.size(), 1u);
   // While the winner's status write is in flight (the cache still shows it waiting, V-IPU has nothing), a
   // more urgent job arrives: it would be first in the queue, but the 64 IPUs are spoken for.
   Json urgent = job("urgent", "4", "2026-01-01T00:00:02Z");
@@ -112,8 +112,8 @@ TEST_F(AdmitterTest, AWinnersIpusStayTakenWhileItsAdmissionIsInFlight) {
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(again->has_value());
   // Once the winner's admission ends (here: it recorded nothing), nothing stays assumed.
-  admitter_->forget("ns/whole");
-  EXPECT_FALSE(admitter_->inFlight("ns/whole").has_value());
+  admitter_->end("ns/whole", ReservationEnd::kPartitionsExist);
+  EXPECT_FALSE(admitter_->reservation("ns/whole").has_value());
   EXPECT_EQ(decide("ns/urgent").kind, Kind::kAdmit);
 }
 
@@ -236,6 +236,134 @@ TEST_F(AdmitterTest, MalformedJobsAreLeftToTheirOwnReconcile) {
   auto decided = admitter_->decide("ns/broken");
   ASSERT_TRUE(decided.ok());
   EXPECT_FALSE(decided->has_value()) << "a job that does not parse gets no decision";
+}
+
+// The admission object's lifecycle: decide -> reserve -> partitions created -> released, and each way a
+// reservation is abandoned.
+class AdmissionLifecycleTest : public AdmitterTest {
+ protected:
+  void remove(const std::string& name) {
+    store_.apply(kube::WatcherEvent{kube::WatcherEvent::Kind::kDelete, job(name, "64", "")});
+  }
+  // What the job's reconcile does once its decision is recorded and V-IPU has made the partition.
+  void partitionCreated(const std::string& name) {
+    const auto reserved = admitter_->reservation("ns/" + name);
+    ASSERT_TRUE(reserved.has_value());
+    vipu::PartitionRequest request;
+    request.id = "k8s_ns_" + name + "_0";
+    request.size = reserved->decision.placements.at(0).block.size;
+    ASSERT_TRUE(sim_->createPartition(request).ok());
+    inventory_->refresh();
+    Json admitted = job(name, "64", "2026-01-01T00:00:01Z", holding("Creating", request.id, 64, "Active"));
+    admitted["metadata"]["resourceVersion"] = "2";
+    add(admitted);
+  }
+};
+
+TEST_F(AdmissionLifecycleTest, DecideReservePartitionsCreatedReleased) {
+  add(job("whole", "64", "2026-01-01T00:00:01Z"));
+  add(job("next", "64", "2026-01-01T00:00:02Z"));
+  ASSERT_EQ(decide("ns/whole").kind, Kind::kAdmit);
+  EXPECT_EQ(admitter_->reservations(), 1u);
+  EXPECT_EQ(decide("ns/next").kind, Kind::kWait) << "the reservation holds the 64 IPUs";
+  // Created: the reservation completes, V-IPU's partition holds the IPUs from now on.
+  partitionCreated("whole");
+  admitter_->end("ns/whole", ReservationEnd::kPartitionsExist);
+  EXPECT_EQ(admitter_->reservations(), 0u);
+  EXPECT_EQ(decide("ns/next").kind, Kind::kWait) << "the partition holds the 64 IPUs";
+  // Released: the job's partition goes and the next job is admitted.
+  ASSERT_TRUE(sim_->removePartition("k8s_ns_whole_0", true).ok());
+  inventory_->partitionRemoved("pod64", "k8s_ns_whole_0");
+  add(job("whole", "64", "2026-01-01T00:00:01Z", {{"phase", "Succeeded"}}));
+  EXPECT_EQ(decide("ns/next").kind, Kind::kAdmit);
+}
+
+TEST_F(AdmissionLifecycleTest, AbandonedWhenTheDecisionIsNotRecordedOrTheQuotaRefuses) {
+  add(job("whole", "64", "2026-01-01T00:00:01Z"));
+  for (const ReservationEnd why : {ReservationEnd::kNotRecorded, ReservationEnd::kQuotaRefused}) {
+    ASSERT_EQ(decide("ns/whole").kind, Kind::kAdmit) << toString(why);
+    admitter_->end("ns/whole", why);
+    EXPECT_EQ(admitter_->reservations(), 0u) << toString(why);
+  }
+}
+
+TEST_F(AdmissionLifecycleTest, AbandonedWhenTheJobIsDeletedEvenWithoutItsCleanup) {
+  add(job("whole", "64", "2026-01-01T00:00:01Z"));
+  add(job("next", "64", "2026-01-01T00:00:02Z"));
+  ASSERT_EQ(decide("ns/whole").kind, Kind::kAdmit);
+  // Deleted before its decision was recorded, its finalizer stripped: nobody will call end() for it.
+  remove("whole");
+  EXPECT_EQ(decide("ns/next").kind, Kind::kAdmit);
+  EXPECT_FALSE(admitter_->reservation("ns/whole").has_value());
+}
+
+TEST_F(AdmissionLifecycleTest, AbandonedWhenTheJobIsMadeAgainUnderItsName) {
+  add(job("whole", "64", "2026-01-01T00:00:01Z"));
+  ASSERT_EQ(decide("ns/whole").kind, Kind::kAdmit);
+  Json again = job("whole", "64", "2026-01-01T00:00:05Z");
+  again["metadata"]["uid"] = "uid-whole-2";
+  add(again);
+  // The new job's decision is its own: the old reservation was not its.
+  EXPECT_EQ(decide("ns/whole").kind, Kind::kAdmit);
+  EXPECT_EQ(admitter_->reservations(), 1u);
+}
+
+TEST_F(AdmissionLifecycleTest, AbandonedOnASpecChangeThatMadeTheRecordingFail) {
+  add(job("whole", "64", "2026-01-01T00:00:01Z"));
+  ASSERT_EQ(decide("ns/whole").kind, Kind::kAdmit);
+  // The user edits the job while its decision is written: the conditional write fails (409), the
+  // reconciler ends the reservation, and the new spec is decided afresh.
+  Json edited = job("whole", "4", "2026-01-01T00:00:01Z");
+  edited["metadata"]["resourceVersion"] = "2";
+  edited["metadata"]["generation"] = 2;
+  add(edited);
+  admitter_->end("ns/whole", ReservationEnd::kNotRecorded);
+  const AdmissionDecision decision = decide("ns/whole");
+  ASSERT_EQ(decision.kind, Kind::kAdmit);
+  EXPECT_EQ(decision.placements.at(0).block.size, 4u);
+}
+
+TEST_F(AdmissionLifecycleTest, AbandonedWithTheLeadershipTerm) {
+  add(job("whole", "64", "2026-01-01T00:00:01Z"));
+  add(job("next", "64", "2026-01-01T00:00:02Z"));
+  ASSERT_EQ(decide("ns/whole").kind, Kind::kAdmit);
+  // Leadership lost before the decision was recorded: the term's Admitter goes with it. The next term's
+  // starts from what the API server holds, where nothing was promised.
+  admitter_ = std::make_unique<Admitter>(*inventory_, store_);
+  EXPECT_EQ(admitter_->reservations(), 0u);
+  EXPECT_EQ(decide("ns/whole").kind, Kind::kAdmit);
+}
+
+TEST_F(AdmissionLifecycleTest, APlacementAfterARestartIsAReservationUntilCreated) {
+  // Recorded but not created (the process died in between): the next process places it again.
+  add(job("admitted", "64", "2026-01-01T00:00:01Z", holding("Creating", "k8s_ns_admitted_0", 64, "Planned")));
+  auto placed = admitter_->reservationFor("ns/admitted", "pod64", {0}, 64);
+  ASSERT_TRUE(placed.ok());
+  ASSERT_TRUE(placed->has_value());
+  EXPECT_EQ(admitter_->reservations(), 1u);
+  // Asked again (the create failed and is retried), the same reservation answers.
+  auto again = admitter_->reservationFor("ns/admitted", "pod64", {0}, 64);
+  ASSERT_TRUE(again.ok() && again->has_value());
+  EXPECT_EQ((**again).decision.placements.at(0).block.first,
+            (**placed).decision.placements.at(0).block.first);
+  auto unknown = admitter_->reservationFor("ns/other", "pod16", {0}, 4);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(AdmissionLifecycleTest, PlannedIpusTakenOutsideTheOperatorEndTheReservation) {
+  add(job("whole", "64", "2026-01-01T00:00:01Z"));
+  ASSERT_EQ(decide("ns/whole").kind, Kind::kAdmit);
+  // Someone made a partition by hand on the planned IPUs after the inventory last read V-IPU.
+  vipu::PartitionRequest byHand;
+  byHand.id = "by-hand";
+  byHand.size = 64;
+  ASSERT_TRUE(sim_->createPartition(byHand).ok());
+  const Json record = {
+      {"id", "k8s_ns_whole_0"}, {"instance", 0}, {"size", 64}, {"controller", "pod64"}, {"state", "Planned"}};
+  const auto status = api::parseIpuJobStatus({{"partitions", Json::array({record})}});
+  EXPECT_TRUE(admitter_->takenElsewhere("ns/whole", "pod64", status.partitions));
+  EXPECT_EQ(admitter_->reservations(), 0u);
 }
 
 }  // namespace

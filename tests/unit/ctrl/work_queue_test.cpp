@@ -34,7 +34,9 @@ using testing::FakeClock;
 using Depth = WorkQueue::Depth;
 
 // Lets other threads get somewhere; see eventually.h.
-bool eventually(const std::function<bool()>& condition) { return testing::eventually(condition, 30s, 1ms); }
+bool eventually(const std::function<bool()>& condition) {
+  return testing::eventually(condition, 30s, 1ms);
+}
 
 // get() on its own thread, for the tests where it has to block.
 class AsyncGet {

@@ -1,7 +1,5 @@
 #include "ctrl/worker_pool.h"
 
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -9,6 +7,8 @@
 #include <set>
 #include <stdexcept>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 namespace ipu::ctrl {
 namespace {
@@ -37,7 +37,8 @@ TEST(WorkerPoolTest, ProcessesEveryKeyWithNoKeyInTwoWorkersAtOnce) {
       std::this_thread::sleep_for(2ms);
     }
     // Wait until the queue is idle, then let the destructor drain and stop.
-    for (int i = 0; i < 5000 && (queue.len() > 0 || queue.depth().processing > 0); ++i) std::this_thread::sleep_for(1ms);
+    for (int i = 0; i < 5000 && (queue.len() > 0 || queue.depth().processing > 0); ++i)
+      std::this_thread::sleep_for(1ms);
   }
   EXPECT_FALSE(overlap);
   EXPECT_EQ(processed.size(), 8u);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "remote/peer_name.h"
+
 namespace ipu::runtime::launch {
 namespace {
 
@@ -175,11 +177,11 @@ TEST(LaunchPlanTest, OnlyVariablesPoprunExportsArePassedThrough) {
 
 TEST(LaunchPlanTest, RshCompletesTheShortNamesMpirunUses) {
   std::vector<std::string> peers = {"j-worker-0.j", "j-worker-1.j", "j-worker-10.j"};
-  EXPECT_EQ(completePeerName("j-worker-1", peers), "j-worker-1.j");
-  EXPECT_EQ(completePeerName("j-worker-10", peers), "j-worker-10.j");
-  EXPECT_EQ(completePeerName("j-worker-1.j", peers), "j-worker-1.j");
-  EXPECT_EQ(completePeerName("10.0.0.7", peers), "10.0.0.7");
-  EXPECT_EQ(completePeerName("j-worker", peers), "j-worker");
+  EXPECT_EQ(remote::completePeerName("j-worker-1", peers), "j-worker-1.j");
+  EXPECT_EQ(remote::completePeerName("j-worker-10", peers), "j-worker-10.j");
+  EXPECT_EQ(remote::completePeerName("j-worker-1.j", peers), "j-worker-1.j");
+  EXPECT_EQ(remote::completePeerName("10.0.0.7", peers), "10.0.0.7");
+  EXPECT_EQ(remote::completePeerName("j-worker", peers), "j-worker");
 }
 
 TEST(LaunchPlanTest, HostfileAndShellQuoting) {

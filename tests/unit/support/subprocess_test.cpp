@@ -1,9 +1,9 @@
 #include "subprocess.h"
 
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <stdexcept>
+
+#include <gtest/gtest.h>
 
 namespace ipu::testing {
 namespace {

@@ -1,5 +1,5 @@
-// The .proto must reproduce vipu-user-api.md exactly: these tests read the compiled descriptors, so a renamed
-// field or a changed number fails here rather than against a real controller.
+// The .proto must reproduce docs/vipu-wire-protocol.md exactly: these tests read the compiled descriptors, so
+// a renamed field or a changed number fails here rather than against a real controller.
 #include <array>
 
 #include <google/protobuf/descriptor.h>

@@ -1,0 +1,44 @@
+#include "ipujob/job_metrics.h"
+
+#include <map>
+#include <string>
+
+#include "api/ipujob_status.h"
+#include "api/job_lifecycle.h"
+
+namespace ipu::controllers {
+
+metrics::GaugeSamples jobsByPhase(const kube::Store& jobs) {
+  std::map<std::string, double> byPhase;
+  for (const char* phase :
+       {api::kPhasePending, api::kPhaseQueued, api::kPhaseCreating, api::kPhaseRunning, api::kPhaseRestarting,
+        api::kPhaseSucceeded, api::kPhaseFailed, api::kPhaseSuspended}) {
+    byPhase[phase] = 0;
+  }
+  for (const auto& job : jobs.list()) {
+    const std::string phase = api::phaseOf(*job);
+    ++byPhase[phase.empty() ? api::kPhasePending : phase];
+  }
+  metrics::GaugeSamples samples;
+  for (const auto& [phase, count] : byPhase) samples.push_back({{phase}, count});
+  return samples;
+}
+
+metrics::GaugeSamples ipusHeldByController(const kube::Store& jobs) {
+  std::map<std::string, double> byController;
+  for (const auto& job : jobs.list()) {
+    for (const auto& partition : api::heldPartitionsOf(*job))
+      byController[partition.controller] += partition.size;
+  }
+  metrics::GaugeSamples samples;
+  for (const auto& [controller, ipus] : byController) samples.push_back({{controller}, ipus});
+  return samples;
+}
+
+metrics::GaugeSamples waitingJobs(const kube::Store& jobs) {
+  double waiting = 0;
+  for (const auto& job : jobs.list()) waiting += api::waitsForAdmission(*job) ? 1 : 0;
+  return {{{}, waiting}};
+}
+
+}  // namespace ipu::controllers

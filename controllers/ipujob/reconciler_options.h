@@ -1,0 +1,51 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "common/clock.h"
+#include "ipujob/worker_pod.h"
+#include "quota/quota_ledger.h"
+
+namespace ipu::controllers {
+
+// What the reconciler tells the rest of the process about (all optional).
+struct ReconcilerHooks {
+  // Seconds from creation to admission, and from creation to every worker running (first attempt only).
+  std::function<void(double)> admitted;
+  std::function<void(double)> running;
+};
+
+struct ReconcilerOptions {
+  WorkerPodOptions pods;
+  std::string partitionIdPrefix = "k8s";
+  // Ids derived under it for a job's own identity are still the job's (admitted under a former default);
+  // never used for new partitions, never swept. Empty: none.
+  std::string legacyPartitionIdPrefix;
+  // Waiting jobs are woken when capacity changes; this re-check catches capacity freed outside the operator.
+  Clock::Duration queuedRetry = std::chrono::seconds(15);
+  Clock::Duration activationPoll = std::chrono::milliseconds(500);   // poll a PS_PENDING partition
+  Clock::Duration podDeletionPoll = std::chrono::milliseconds(500);  // wait for replaced pods to go
+  // A worker pod that cannot start (unschedulable, an image that cannot be pulled, a container that cannot be
+  // created) fails this long after it was created; zero: never.
+  Clock::Duration podStartTimeout = std::chrono::minutes(10);
+  // A pod still there this long after its deletion deadline is on a node that stopped answering: lost, and
+  // force-deleted once the IPUs it could reach are reset or released. Zero: never.
+  Clock::Duration podDeletionTimeout = std::chrono::minutes(2);
+  // Passes acting on one V-IPU controller at once (VipuCallSlots); 0: no bound. A pass that finds its
+  // controller's slots taken looks again after vipuSlotRetry.
+  int vipuPassesPerController = 0;
+  Clock::Duration vipuSlotRetry = std::chrono::milliseconds(200);
+  // Something only another party can clear (a child's name or a partition id still held by an earlier job of
+  // the same name): look again this often.
+  Clock::Duration waitRetry = std::chrono::seconds(1);
+  // A job's progress-only status writes (workers starting) go at most this often (ProgressWrites); zero:
+  // each at once.
+  Clock::Duration progressWritePeriod = std::chrono::seconds(1);
+  ReconcilerHooks hooks;
+  // Where admissions claim their namespace's IPUQuota before they are recorded; nullptr: no quotas.
+  QuotaLedger* quotaLedger = nullptr;
+};
+
+}  // namespace ipu::controllers

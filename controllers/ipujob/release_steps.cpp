@@ -1,0 +1,96 @@
+#include "ipujob/release_steps.h"
+
+#include "api/resources.h"
+#include "common/failpoint.h"
+#include "common/log.h"
+
+namespace ipu::controllers {
+namespace {
+
+std::string failureReason(const api::IpuJobStatus& status) {
+  const api::Condition* failed = status.condition(kPhaseFailed);
+  return failed ? failed->reason : "";
+}
+
+}  // namespace
+
+StepOutcome ReleaseSteps::readmit(JobPass& pass) {
+  // The job never ran; its edited spec gets a fresh start (the old failure stays in the Event history).
+  const std::string reason = failureReason(pass.status);
+  auto& status = pass.status;
+  status.phase = kPhasePending;
+  status.launcherStatus = launcherStatusFor(kPhasePending);
+  status.lastMessage = "The spec changed: the job is admitted again";
+  status.conditions.clear();
+  status.forgetPartitions();
+  status.completionTime.reset();
+  status.startTime.reset();
+  status.restartCount.reset();
+  status.queuePosition.reset();
+  events_.record(kube::referenceTo(pass.object), kube::EventType::kNormal, "SpecChanged",
+                 "The spec changed after the job failed with " + reason + ": admitting it again");
+  return StepOutcome::decided(StepOutcome::Decision::kReadmitted, Action::requeueNow());
+}
+
+StepOutcome ReleaseSteps::finished(JobPass& pass) {
+  if (pass.holdsPartitions()) {
+    failpoint("ipujob/before-release");
+    if (auto released = partitions_.release(pass); !released) return released.error();
+  }
+  if (Status released = admission_.releaseQuota(pass); !released) return released.error();
+  const auto doomed = podsToRemoveAtEnd(pods_.listOwnedBy(pass.identity.uid),
+                                        pass.specOrDefaults().cleanPodPolicy, pass.identity.name);
+  if (auto removed = workers_.remove(doomed); !removed) return removed.error();
+  // The partitions are released: pods whose node stopped answering can be force-deleted.
+  auto forced =
+      workers_.forceRemoveOverdue(pass, pods_.listOwnedBy(pass.identity.uid), options_.podDeletionTimeout);
+  if (!forced) return forced.error();
+  StepOutcome outcome = removeAfterTtl(pass);
+  if (outcome.next && *forced && (!outcome.next->requeueAfter || **forced < *outcome.next->requeueAfter))
+    outcome.next->requeueAfter = **forced;
+  return outcome;
+}
+
+StepOutcome ReleaseSteps::removeAfterTtl(const JobPass& pass) {
+  const auto ttl = api::ttlSecondsAfterFinished(member(pass.object, "spec"));
+  const auto completed = parseTime(pass.status.completionTime.value_or(""));
+  if (!ttl || !completed) return Action::awaitChange();
+  const auto expiry = *completed + std::chrono::seconds(*ttl);
+  if (pass.now < expiry)
+    return Action::requeue(std::chrono::duration_cast<Clock::Duration>(expiry - pass.now));
+  kube::DeleteOptions options;
+  options.propagationPolicy = "Background";
+  options.preconditionUid = pass.identity.uid;
+  auto removed = client_.remove(api::ipuJobResource(), pass.identity.ns, pass.identity.name, options);
+  if (!removed && removed.error().code != ErrorCode::kNotFound) return removed.error();
+  log::info("deleted a finished IPUJob after ttlSecondsAfterFinished", {{"job", pass.key}});
+  return Action::awaitChange();
+}
+
+Status ReleaseSteps::letGo(JobPass& pass, const api::IpuJob& job) {
+  if (auto removed = workers_.remove(pods_.listOwnedBy(job.identity.uid)); !removed) return removed.error();
+  if (auto released = partitions_.release(pass); !released) return released.error();
+  if (Status released = admission_.releaseQuota(pass); !released) return released.error();
+  pass.status.forgetPartitions();
+  pass.status.currentReplicas = 0;
+  pass.status.startTime.reset();
+  return {};
+}
+
+StepOutcome ReleaseSteps::suspend(JobPass& pass, const api::IpuJob& job) {
+  if (Status gone = letGo(pass, job); !gone) return gone.error();
+  pass.setPhase(kPhaseSuspended, "Suspended", "The job is suspended");
+  return Action::awaitChange();
+}
+
+// Edited while suspended, then resumed before any operator saw the suspension: its pods and partitions are of
+// the old shape, so they all go and the job is admitted again; pods of the new shape never run on partitions
+// of the old.
+StepOutcome ReleaseSteps::reshape(JobPass& pass, const api::IpuJob& job, const std::string& drift) {
+  if (Status gone = letGo(pass, job); !gone) return gone.error();
+  pass.setPhase(kPhasePending, "SpecChanged",
+                "The job's shape changed (" + drift + ") since it was admitted: admitting it again");
+  return Action::requeueNow();
+}
+
+}  // namespace ipu::controllers

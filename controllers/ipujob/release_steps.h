@@ -1,0 +1,57 @@
+#pragma once
+
+#include <string>
+
+#include "api/ipujob.h"
+#include "common/result.h"
+#include "ipujob/admission_steps.h"
+#include "ipujob/job_pass.h"
+#include "ipujob/partition_steps.h"
+#include "ipujob/reconciler_options.h"
+#include "ipujob/step_outcome.h"
+#include "ipujob/worker_steps.h"
+#include "kube/event_recorder.h"
+#include "kube/rest_client.h"
+#include "kube/store.h"
+
+namespace ipu::controllers {
+
+// A job letting go of what it holds: at its end (partitions released, pods removed by cleanPodPolicy, the
+// job deleted by its TTL), when suspended, when its shape changed behind the operator's back, and a failed
+// job's edited spec sent back to admission.
+class ReleaseSteps {
+ public:
+  ReleaseSteps(kube::RestClient& client, const kube::Store& pods, PartitionSteps& partitions,
+               WorkerSteps& workers, AdmissionSteps& admission, kube::EventRecorder& events,
+               const ReconcilerOptions& options)
+      : client_(client),
+        pods_(pods),
+        partitions_(partitions),
+        workers_(workers),
+        admission_(admission),
+        events_(events),
+        options_(options) {}
+
+  // Failed before anything ran, and the spec was edited since: a fresh start (Decision::kReadmitted).
+  StepOutcome readmit(JobPass& pass);
+  // Succeeded or Failed: partitions released, quota given back, pods removed by cleanPodPolicy, then the TTL.
+  StepOutcome finished(JobPass& pass);
+  StepOutcome suspend(JobPass& pass, const api::IpuJob& job);
+  // The spec's shape changed while the job held partitions: everything goes, and the job is admitted again.
+  StepOutcome reshape(JobPass& pass, const api::IpuJob& job, const std::string& drift);
+
+ private:
+  StepOutcome removeAfterTtl(const JobPass& pass);
+  // Suspend and reshape: the job's pods go, its partitions and quota are given back, its records dropped.
+  Status letGo(JobPass& pass, const api::IpuJob& job);
+
+  kube::RestClient& client_;
+  const kube::Store& pods_;
+  PartitionSteps& partitions_;
+  WorkerSteps& workers_;
+  AdmissionSteps& admission_;
+  kube::EventRecorder& events_;
+  const ReconcilerOptions& options_;
+};
+
+}  // namespace ipu::controllers

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+// Where an IPUJob is in its life, read from the object as a cache has it. Admission, the quota controller
+// and the IPUJob reconciler all ask these questions; the answers live here, once.
+namespace ipu::api {
+
+// Phases of an IPUJob as status.phase shows them.
+inline constexpr const char* kPhasePending = "Pending";
+inline constexpr const char* kPhaseQueued = "Queued";
+inline constexpr const char* kPhaseCreating = "Creating";
+inline constexpr const char* kPhaseRunning = "Running";
+inline constexpr const char* kPhaseRestarting =
+    "Restarting";  // replacing every worker after a restart decision
+inline constexpr const char* kPhaseSucceeded = "Succeeded";
+inline constexpr const char* kPhaseFailed = "Failed";
+inline constexpr const char* kPhaseSuspended = "Suspended";
+
+bool isTerminalPhase(const std::string& phase);
+
+// status.phase ("" before the first status write).
+std::string phaseOf(const nlohmann::json& job);
+
+// Not being deleted and not finished.
+bool isAlive(const nlohmann::json& job);
+
+// True for a job that waits for admission: alive, not finished, not suspended, no partitions recorded.
+bool waitsForAdmission(const nlohmann::json& job);
+
+}  // namespace ipu::api

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+
+#include "kube/cluster_config.h"
+#include "kube/transport.h"
+
+namespace ipu::kube {
+
+struct TransportOptions {
+  // A request (headers and body) that shows no progress for this long fails with DeadlineExceeded.
+  std::chrono::seconds requestTimeout{30};
+  // A watch stream with no byte for this long is treated as dead. The API server sends bookmarks about
+  // every minute when asked to, so this must be comfortably longer.
+  std::chrono::seconds streamIdleTimeout{150};
+};
+
+// Transport over cpprestsdk (Boost.Asio + OpenSSL). Connections are pooled per client and reused.
+// The server is always verified: against the configured CA, or the system's trust store when none is given.
+class CppRestTransport final : public Transport {
+ public:
+  static Result<std::unique_ptr<CppRestTransport>> create(const ClusterConfig& config,
+                                                          TransportOptions options = {});
+
+  struct Clients;
+  // Only create() can make the key, so only create() constructs (with make_unique).
+  class ConstructionKey {
+    friend class CppRestTransport;
+    ConstructionKey() = default;
+  };
+  CppRestTransport(ConstructionKey, std::unique_ptr<Clients> clients);
+  ~CppRestTransport() override;
+
+  Result<HttpResponse> send(const HttpRequest& request, std::stop_token stop = {}) override;
+  Result<HttpResponse> stream(const HttpRequest& request, const LineHandler& onLine,
+                              std::stop_token stop = {}) override;
+
+ private:
+  std::unique_ptr<Clients> clients_;
+};
+
+// Checks that PEM material parses (certificate chain, private key, and that they belong together) so that a
+// bad kubeconfig fails at start-up with a clear message instead of at the first TLS handshake.
+Status validateTlsMaterial(const ClusterConfig& config);
+
+}  // namespace ipu::kube
