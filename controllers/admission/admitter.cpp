@@ -83,11 +83,11 @@ Result<std::optional<Admission>> Admitter::decide(const std::string& key) {
   const kube::ObjectPtr self = jobs_.get(key);
   if (!self || !api::waitsForAdmission(*self) || reserved_.contains(key)) return std::optional<Admission>();
   if (!memoCurrent(key)) {
-    const auto started = std::chrono::steady_clock::now();
     // Both read before the plan: a change that lands while it runs moves a counter past them, so the next
     // decide() looks again.
     const Counters before = counters();
     const std::uint64_t inputs = fingerprint();
+    const auto started = std::chrono::steady_clock::now();
     plan();
     memo_.counters = before;
     memo_.fingerprint = inputs;
