@@ -35,6 +35,9 @@ compiling="without ccache (not installed)"
 if command -v ccache > /dev/null; then
   launcher=-DCMAKE_CXX_COMPILER_LAUNCHER=ccache
   export CCACHE_DIR=${CCACHE_DIR:-$cache/ccache}
+  # Paths under the checkout are hashed relative to it, and the build directory is not hashed: a clean clone
+  # elsewhere (CI's) reuses what an earlier checkout compiled.
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
   compiling="through ccache, cached in $CCACHE_DIR"
 fi
 

@@ -1,12 +1,15 @@
 #include "ipujob/admission_steps.h"
 
+#include "api/worker_pod_profile.h"
 #include "common/log.h"
 #include "ipujob/orphan_partitions.h"
 #include "ipujob/partition_steps.h"
+#include "ipujob/worker_pod.h"
 
 namespace ipu::controllers {
 
 StepOutcome AdmissionSteps::admit(JobPass& pass, const api::IpuJob& job) {
+  if (refusedTemplate(pass, job)) return Action::awaitChange();  // until the user edits the job
   auto decided = admitter_.decide(pass.key);
   if (!decided) {
     // V-IPU could not be asked: the user sees why nothing happens; the controller retries with backoff.
@@ -39,6 +42,25 @@ StepOutcome AdmissionSteps::admit(JobPass& pass, const api::IpuJob& job) {
       break;
   }
   return waitInQueue(pass, job, decision);
+}
+
+bool AdmissionSteps::refusedTemplate(JobPass& pass, const api::IpuJob& job) {
+  const api::WorkerPodProfile profile = options_.workerPodProfile ? options_.workerPodProfile(job.identity.ns)
+                                                                  : api::WorkerPodProfile::kIpuBaseline;
+  if (auto violation = api::profileViolation(job.spec.workerTemplate, profile, "spec.workers.template")) {
+    pass.setPhase(kPhaseFailed, "ForbiddenPodSpec",
+                  violation->field + ": " + violation->message + " (worker pod profile " +
+                      std::string(api::profileName(profile)) + " in namespace " + job.identity.ns +
+                      "; a cluster admin can change it with the Namespace annotation " +
+                      api::kWorkerPodProfileAnnotation + ")");
+    return true;
+  }
+  // Worker 0 as it would be made: what cannot be built fails now, before IPUs are held for it.
+  if (auto built = tryBuildWorkerPod(job, 0, PartitionAssignment{}, options_.pods); !built) {
+    pass.setPhase(kPhaseFailed, "InvalidSpec", built.error().message);
+    return true;
+  }
+  return false;
 }
 
 StepOutcome AdmissionSteps::waitInQueue(JobPass& pass, const api::IpuJob& job,

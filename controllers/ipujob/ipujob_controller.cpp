@@ -5,6 +5,7 @@
 
 #include "common/log.h"
 #include "ipujob/job_status.h"
+#include "ipujob/namespace_profiles.h"
 #include "ipujob/orphan_partitions.h"
 #include "ipujob/worker_pod.h"
 #include "ipujob/worker_pod_cache.h"
@@ -25,8 +26,12 @@ kube::WatcherConfig workerPodWatch() {
   return {.labelSelector = kJobNameLabel, .skipItemFields = {"spec"}};
 }
 
-ReconcilerOptions withLedger(ReconcilerOptions options, QuotaLedger& ledger) {
+ReconcilerOptions withLedgerAndProfiles(ReconcilerOptions options, QuotaLedger& ledger,
+                                        const kube::Store& namespaces, api::WorkerPodProfile fallback) {
   options.quotaLedger = &ledger;
+  options.workerPodProfile = [&namespaces, fallback](const std::string& ns) {
+    return namespaceProfile(namespaces, ns, fallback);
+  };
   return options;
 }
 
@@ -74,14 +79,18 @@ IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu
     : jobs_(manager.informer(ipuJobResource())),
       pods_(manager.informer(kube::ResourceRef::pods(), workerPodWatch())),
       quotas_(manager.informer(ipuQuotaResource())),
+      namespaces_(manager.informer(kube::ResourceRef::namespaces())),
       inventory_(vipu),
       ledger_(manager.client(), quotas_.store(), jobs_.store()),
       admitter_(inventory_, jobs_.store(), quotas_.store(), config.missingQuota, config.queueingStrategy,
                 std::move(config.admissionPassObserved)),
       reconciler_(manager.client(), pods_.store(), inventory_, admitter_, events, manager.clock(),
-                  withLedger(std::move(config.reconciler), ledger_)),
+                  withLedgerAndProfiles(std::move(config.reconciler), ledger_, namespaces_.store(),
+                                        config.workerPodProfile)),
       sweeper_(manager.client(), reconciler_.partitionIdPrefix(), config.orphanSweepDryRun) {
   pods_.setTransform(trimWorkerPodForCache);
+  pods_.setFilter(ownedByAnIpuJob);
+  namespaces_.setTransform(trimNamespaceForCache);
   // Eight or more worker pods per job, each read only with its job's others: packed, a fifth of the memory.
   pods_.setStoreLayout(kube::StoreLayout::kPacked);
   const kube::Store& jobs = jobs_.store();

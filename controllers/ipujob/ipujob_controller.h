@@ -27,6 +27,8 @@ struct IpuJobControllerConfig {
   // periodic sweep removes a partition found orphaned twice in a row. Dry run: only logged.
   Clock::Duration orphanSweepInterval = std::chrono::minutes(5);
   bool orphanSweepDryRun = false;
+  // What worker templates may ask for where no Namespace annotation says otherwise (api::WorkerPodProfile).
+  api::WorkerPodProfile workerPodProfile = api::WorkerPodProfile::kIpuBaseline;
   ctrl::ReconcileObserver reconcileObserved;          // metrics; may be empty
   std::function<void(double)> admissionPassObserved;  // seconds per admission pass; may be empty
 };
@@ -34,7 +36,8 @@ struct IpuJobControllerConfig {
 // The IPUJob controller and what it owns: its caches, the admitter and the reconciler. setup() registers it
 // with the manager:
 //   For      IPUJobs;
-//   Owns     worker pods (by their controller ownerReference);
+//   Owns     worker pods (by their controller ownerReference; the cache keeps no pod no IPUJob owns);
+//   Reads    Namespaces, for the worker pod profile an admin annotated one with;
 //   Watches  IPUJobs again: when a job takes or gives back IPUs (its held partitions change) or leaves the
 //            queue, every waiting job is queued, to be admitted or to learn its new position;
 //   Watches  IPUQuotas: a quota created, deleted or whose spec changed queues its namespace's waiting jobs;
@@ -48,7 +51,7 @@ class IpuJobController {
                                                  kube::EventRecorder& events, IpuJobControllerConfig config);
 
   const kube::Store& jobs() const { return jobs_.store(); }
-  bool synced() const { return jobs_.hasSynced() && pods_.hasSynced(); }
+  bool synced() const { return jobs_.hasSynced() && pods_.hasSynced() && namespaces_.hasSynced(); }
   ctrl::Controller& controller() { return *controller_; }
 
   IpuJobController(ctrl::Manager& manager, VipuControllers& vipu, kube::EventRecorder& events,
@@ -58,6 +61,7 @@ class IpuJobController {
   kube::Informer& jobs_;
   kube::Informer& pods_;
   kube::Informer& quotas_;
+  kube::Informer& namespaces_;  // their worker pod profile annotation only (namespace_profiles.h)
   VipuInventory inventory_;
   QuotaLedger ledger_;
   Admitter admitter_;

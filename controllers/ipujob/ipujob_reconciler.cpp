@@ -10,8 +10,8 @@ namespace ipu::controllers {
 namespace {
 
 // Failed jobs that an edit of the spec (a new generation) sends back to admission: nothing ran yet.
-const std::set<std::string> kReadmittableReasons = {"InvalidSpec", "Unschedulable", "WorkerRefused",
-                                                    "NameTaken"};
+const std::set<std::string> kReadmittableReasons = {"InvalidSpec", "ForbiddenPodSpec", "Unschedulable",
+                                                    "WorkerRefused", "NameTaken"};
 
 bool readmittable(const JobPass& pass) {
   const api::Condition* failed = pass.status.condition(kPhaseFailed);
@@ -46,8 +46,8 @@ IpuJobReconciler::IpuJobReconciler(kube::RestClient& client, const kube::Store& 
                                    VipuInventory& inventory, Admitter& admitter, kube::EventRecorder& events,
                                    Clock& clock, ReconcilerOptions options)
     : client_(client),
-      pods_(pods),
       events_(events),
+      workerPods_(pods, events),
       clock_(clock),
       options_(std::move(options)),
       vipuSlots_(options_.vipuPassesPerController),
@@ -55,7 +55,7 @@ IpuJobReconciler::IpuJobReconciler(kube::RestClient& client, const kube::Store& 
       partitions_(inventory, admitter, events, options_.partitionIdPrefix, options_.legacyPartitionIdPrefix),
       workers_(client, events, options_.pods),
       admission_(admitter, events, options_),
-      release_(client, pods, partitions_, workers_, admission_, events, options_),
+      release_(client, workerPods_, partitions_, workers_, admission_, events, options_),
       restarts_(partitions_, workers_, events, options_),
       finalizer_(client, ipuJobResource(), kCleanupFinalizer) {}
 
@@ -120,9 +120,9 @@ StepOutcome IpuJobReconciler::step(JobPass& pass) {
     return Action::awaitChange();  // retrying cannot help until the user edits the job
   }
   const api::IpuJob& job = *pass.parsed;
-  if (job.spec.suspend) return release_.suspend(pass, job);
+  if (job.spec.suspend) return release_.suspend(pass);
   if (!pass.holdsPartitions()) return admission_.admit(pass, job);
-  if (auto drift = shapeDrift(pass.status, job.spec)) return release_.reshape(pass, job, *drift);
+  if (auto drift = shapeDrift(pass.status, job.spec)) return release_.reshape(pass, *drift);
   return run(pass, job);
 }
 
@@ -141,7 +141,7 @@ StepOutcome IpuJobReconciler::run(JobPass& pass, const api::IpuJob& job) {
   // A restart removes the old attempt's pods before anything else: a partition created again for the new
   // attempt must never be in reach of pods still running the old one.
   if (pass.status.phase == kPhaseRestarting) {
-    const WorkerPods pods = splitByAttempt(pods_.listOwnedBy(job.identity.uid), pass.attempt());
+    const WorkerPods pods = splitByAttempt(workerPods_.of(pass), pass.attempt());
     if (!pods.stale.empty()) return restarts_.restart(pass, pods.stale);
   }
   auto partitions = partitions_.ensure(pass, job.spec);
@@ -178,7 +178,7 @@ StepOutcome IpuJobReconciler::run(JobPass& pass, const api::IpuJob& job) {
 StepOutcome IpuJobReconciler::runWorkers(JobPass& pass, const api::IpuJob& job,
                                          const PartitionsState& partitions,
                                          std::optional<Clock::Duration> deadlineIn) {
-  const WorkerPods pods = splitByAttempt(pods_.listOwnedBy(job.identity.uid), pass.attempt());
+  const WorkerPods pods = splitByAttempt(workerPods_.of(pass), pass.attempt());
   if (pass.status.phase == kPhaseRestarting) return restarts_.restart(pass, pods.stale);
   // Leftovers of an earlier attempt outside a restart (a cache that was behind): they only go.
   if (auto removed = workers_.remove(pods.stale); !removed) return removed.error();
@@ -201,6 +201,8 @@ StepOutcome IpuJobReconciler::runWorkers(JobPass& pass, const api::IpuJob& job,
         return waitFor(pass, created->message);
       case ChildrenState::Kind::kNameTaken:
         return pass.fail("NameTaken", created->message);
+      case ChildrenState::Kind::kInvalidSpec:
+        return pass.fail("InvalidSpec", created->message);
     }
   }
   const PodLimits limits{pass.now, options_.podStartTimeout, options_.podDeletionTimeout};

@@ -13,6 +13,7 @@
 #include "ctrl/finalizer.h"
 #include "ctrl/reconciler.h"
 #include "ipujob/admission_steps.h"
+#include "ipujob/claimed_workers.h"
 #include "ipujob/job_pass.h"
 #include "ipujob/partition_steps.h"
 #include "ipujob/progress_writes.h"
@@ -81,8 +82,8 @@ class IpuJobReconciler final : public ctrl::Reconciler {
   void announce(const JobPass& pass, const StepOutcome& outcome);
 
   kube::RestClient& client_;
-  const kube::Store& pods_;
   kube::EventRecorder& events_;
+  WorkerPodsOfJob workerPods_;
   Clock& clock_;
   ReconcilerOptions options_;
   VipuCallSlots vipuSlots_;

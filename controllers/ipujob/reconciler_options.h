@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "api/worker_pod_profile.h"
 #include "common/clock.h"
 #include "ipujob/worker_pod.h"
 #include "quota/quota_ledger.h"
@@ -43,6 +44,9 @@ struct ReconcilerOptions {
   // A job's progress-only status writes (workers starting) go at most this often (ProgressWrites); zero:
   // each at once.
   Clock::Duration progressWritePeriod = std::chrono::seconds(1);
+  // What a worker template may ask for in a namespace (api::WorkerPodProfile: the admin's default, or the
+  // Namespace's annotation); checked before admission. Empty: ipu-baseline everywhere.
+  std::function<api::WorkerPodProfile(const std::string& ns)> workerPodProfile;
   ReconcilerHooks hooks;
   // Where admissions claim their namespace's IPUQuota before they are recorded; nullptr: no quotas.
   QuotaLedger* quotaLedger = nullptr;

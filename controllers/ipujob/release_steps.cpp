@@ -38,12 +38,11 @@ StepOutcome ReleaseSteps::finished(JobPass& pass) {
     if (auto released = partitions_.release(pass); !released) return released.error();
   }
   if (Status released = admission_.releaseQuota(pass); !released) return released.error();
-  const auto doomed = podsToRemoveAtEnd(pods_.listOwnedBy(pass.identity.uid),
-                                        pass.specOrDefaults().cleanPodPolicy, pass.identity.name);
+  const auto doomed =
+      podsToRemoveAtEnd(pods_.of(pass), pass.specOrDefaults().cleanPodPolicy, pass.identity.name);
   if (auto removed = workers_.remove(doomed); !removed) return removed.error();
   // The partitions are released: pods whose node stopped answering can be force-deleted.
-  auto forced =
-      workers_.forceRemoveOverdue(pass, pods_.listOwnedBy(pass.identity.uid), options_.podDeletionTimeout);
+  auto forced = workers_.forceRemoveOverdue(pass, pods_.of(pass), options_.podDeletionTimeout);
   if (!forced) return forced.error();
   StepOutcome outcome = removeAfterTtl(pass);
   if (outcome.next && *forced && (!outcome.next->requeueAfter || **forced < *outcome.next->requeueAfter))
@@ -67,8 +66,8 @@ StepOutcome ReleaseSteps::removeAfterTtl(const JobPass& pass) {
   return Action::awaitChange();
 }
 
-Status ReleaseSteps::letGo(JobPass& pass, const api::IpuJob& job) {
-  if (auto removed = workers_.remove(pods_.listOwnedBy(job.identity.uid)); !removed) return removed.error();
+Status ReleaseSteps::letGo(JobPass& pass) {
+  if (auto removed = workers_.remove(pods_.of(pass)); !removed) return removed.error();
   if (auto released = partitions_.release(pass); !released) return released.error();
   if (Status released = admission_.releaseQuota(pass); !released) return released.error();
   pass.status.forgetPartitions();
@@ -77,8 +76,8 @@ Status ReleaseSteps::letGo(JobPass& pass, const api::IpuJob& job) {
   return {};
 }
 
-StepOutcome ReleaseSteps::suspend(JobPass& pass, const api::IpuJob& job) {
-  if (Status gone = letGo(pass, job); !gone) return gone.error();
+StepOutcome ReleaseSteps::suspend(JobPass& pass) {
+  if (Status gone = letGo(pass); !gone) return gone.error();
   pass.setPhase(kPhaseSuspended, "Suspended", "The job is suspended");
   return Action::awaitChange();
 }
@@ -86,8 +85,8 @@ StepOutcome ReleaseSteps::suspend(JobPass& pass, const api::IpuJob& job) {
 // Edited while suspended, then resumed before any operator saw the suspension: its pods and partitions are of
 // the old shape, so they all go and the job is admitted again; pods of the new shape never run on partitions
 // of the old.
-StepOutcome ReleaseSteps::reshape(JobPass& pass, const api::IpuJob& job, const std::string& drift) {
-  if (Status gone = letGo(pass, job); !gone) return gone.error();
+StepOutcome ReleaseSteps::reshape(JobPass& pass, const std::string& drift) {
+  if (Status gone = letGo(pass); !gone) return gone.error();
   pass.setPhase(kPhasePending, "SpecChanged",
                 "The job's shape changed (" + drift + ") since it was admitted: admitting it again");
   return Action::requeueNow();

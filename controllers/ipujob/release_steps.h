@@ -5,6 +5,7 @@
 #include "api/ipujob.h"
 #include "common/result.h"
 #include "ipujob/admission_steps.h"
+#include "ipujob/claimed_workers.h"
 #include "ipujob/job_pass.h"
 #include "ipujob/partition_steps.h"
 #include "ipujob/reconciler_options.h"
@@ -21,7 +22,7 @@ namespace ipu::controllers {
 // job's edited spec sent back to admission.
 class ReleaseSteps {
  public:
-  ReleaseSteps(kube::RestClient& client, const kube::Store& pods, PartitionSteps& partitions,
+  ReleaseSteps(kube::RestClient& client, WorkerPodsOfJob& pods, PartitionSteps& partitions,
                WorkerSteps& workers, AdmissionSteps& admission, kube::EventRecorder& events,
                const ReconcilerOptions& options)
       : client_(client),
@@ -36,17 +37,17 @@ class ReleaseSteps {
   StepOutcome readmit(JobPass& pass);
   // Succeeded or Failed: partitions released, quota given back, pods removed by cleanPodPolicy, then the TTL.
   StepOutcome finished(JobPass& pass);
-  StepOutcome suspend(JobPass& pass, const api::IpuJob& job);
+  StepOutcome suspend(JobPass& pass);
   // The spec's shape changed while the job held partitions: everything goes, and the job is admitted again.
-  StepOutcome reshape(JobPass& pass, const api::IpuJob& job, const std::string& drift);
+  StepOutcome reshape(JobPass& pass, const std::string& drift);
 
  private:
   StepOutcome removeAfterTtl(const JobPass& pass);
   // Suspend and reshape: the job's pods go, its partitions and quota are given back, its records dropped.
-  Status letGo(JobPass& pass, const api::IpuJob& job);
+  Status letGo(JobPass& pass);
 
   kube::RestClient& client_;
-  const kube::Store& pods_;
+  WorkerPodsOfJob& pods_;
   PartitionSteps& partitions_;
   WorkerSteps& workers_;
   AdmissionSteps& admission_;

@@ -141,6 +141,17 @@ Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssi
   return pod;
 }
 
+Result<Json> tryBuildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssignment& partition,
+                               const WorkerPodOptions& options) {
+  try {
+    return buildWorkerPod(job, workerIndex, partition, options);
+  } catch (const nlohmann::json::exception& error) {
+    return makeError(
+        ErrorCode::kInvalidArgument,
+        "spec.workers.template: the worker pod cannot be built from it: " + std::string(error.what()));
+  }
+}
+
 Json buildHeadlessService(const api::IpuJob& job) {
   return {{"apiVersion", "v1"},
           {"kind", "Service"},

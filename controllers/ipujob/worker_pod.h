@@ -6,6 +6,7 @@
 
 #include "api/ipujob.h"
 #include "api/resources.h"
+#include "common/result.h"
 #include "ipujob/child_names.h"
 #include "ipujob/runtime_injection.h"
 
@@ -52,6 +53,12 @@ struct WorkerPodOptions {
 // Pure: the same inputs give the same pod.
 Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssignment& partition,
                     const WorkerPodOptions& options = {});
+
+// buildWorkerPod as a value: a template that passed the spec's checks but still cannot be built (a shape no
+// check foresaw) is InvalidArgument with the cause, so that its job ends InvalidSpec instead of a pass
+// throwing on every retry.
+Result<Json> tryBuildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssignment& partition,
+                               const WorkerPodOptions& options = {});
 
 // The headless Service for the job's worker pods.
 Json buildHeadlessService(const api::IpuJob& job);

@@ -3,6 +3,10 @@
 #include <initializer_list>
 #include <string_view>
 
+#include "api/ipujob.h"
+#include "api/resources.h"
+#include "common/json_access.h"
+
 namespace ipu::controllers {
 namespace {
 
@@ -21,13 +25,11 @@ Json only(Json& from, std::initializer_list<const char*> names) {
 Json trimmedMetadata(Json& metadata) {
   Json kept = only(metadata, {"name", "namespace", "uid", "resourceVersion", "creationTimestamp",
                               "deletionTimestamp", "deletionGracePeriodSeconds"});
-  // Only the operator's own labels are read (job, instance, worker index, attempt).
+  // Only the four labels the operator writes are read (job, instance, worker index, attempt): anyone who may
+  // label a pod can add more under graphcore.ai/, and none of them is kept.
   if (auto labels = metadata.find("labels"); labels != metadata.end() && labels->is_object()) {
-    Json ours = Json::object();
-    for (auto& [key, value] : labels->items()) {
-      if (std::string_view(key).starts_with("graphcore.ai/")) ours[key] = std::move(value);
-    }
-    kept["labels"] = std::move(ours);
+    kept["labels"] =
+        only(*labels, {api::kJobNameLabel, api::kInstanceLabel, api::kWorkerIndexLabel, api::kAttemptLabel});
   }
   if (auto owners = metadata.find("ownerReferences"); owners != metadata.end() && owners->is_array()) {
     Json references = Json::array();
@@ -81,6 +83,17 @@ void trimWorkerPodForCache(Json& pod) {
   if (pod.contains("metadata")) kept["metadata"] = trimmedMetadata(pod["metadata"]);
   if (pod.contains("status")) kept["status"] = trimmedStatus(pod["status"]);
   pod = std::move(kept);
+}
+
+bool ownedByAnIpuJob(const Json& pod) {
+  const Json& owners = member(member(pod, "metadata"), "ownerReferences");
+  if (!owners.is_array()) return false;
+  const std::string group = std::string(api::kGroup) + "/";
+  for (const Json& owner : owners) {
+    if (stringMember(owner, "kind") == api::kKind && stringMember(owner, "apiVersion").starts_with(group))
+      return true;
+  }
+  return false;
 }
 
 }  // namespace ipu::controllers

@@ -12,4 +12,11 @@ namespace ipu::controllers {
 // checks the judgements on a full pod and on its trimmed copy agree).
 void trimWorkerPodForCache(nlohmann::json& pod);
 
+// Whether the pod cache keeps `pod` at all: an ownerReference of it names an IPUJob (the watch's label
+// selector matches any pod anyone labels; a pod no IPUJob owns is never a worker and costs nothing). An
+// ownerReference is namespace-local: one naming a uid its namespace does not hold is removed by the garbage
+// collector, and until then, like a pod without the controller flag, WorkerPodsOfJob reports it on the job
+// (PodConflict) and never counts it as a worker.
+bool ownedByAnIpuJob(const nlohmann::json& pod);
+
 }  // namespace ipu::controllers

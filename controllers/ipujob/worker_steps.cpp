@@ -31,7 +31,9 @@ Result<ChildrenState> WorkerSteps::createMissing(const JobPass& pass, const api:
                                          target.port,
                                          vipu::poplarTargetOptions(partition, partitions.planner->topology()),
                                          pass.attempt()};
-    auto pod = createChild(kube::ResourceRef::pods(), job, buildWorkerPod(job, k, assignment, options_));
+    auto built = tryBuildWorkerPod(job, k, assignment, options_);
+    if (!built) return ChildrenState{ChildrenState::Kind::kInvalidSpec, built.error().message};
+    auto pod = createChild(kube::ResourceRef::pods(), job, *built);
     if (!pod || pod->kind != ChildrenState::Kind::kCreated) return pod;
     ++created;
   }

@@ -22,12 +22,13 @@ inline constexpr std::chrono::hours kRuntimeCredentialValidity{24 * 366};
 // What creating a job's children came to, when the API server answered.
 struct ChildrenState {
   enum class Kind {
-    kCreated,    // every child exists and is this job's
-    kBlocked,    // an earlier job of this name still has a child's name (or it is being deleted): wait
-    kNameTaken,  // somebody else's object holds a child's name: waiting never heals it
+    kCreated,      // every child exists and is this job's
+    kBlocked,      // an earlier job of this name still has a child's name (or it is being deleted): wait
+    kNameTaken,    // somebody else's object holds a child's name: waiting never heals it
+    kInvalidSpec,  // a worker pod cannot be built from the job's template: only an edit heals it
   };
   Kind kind = Kind::kCreated;
-  std::string message;  // kBlocked, kNameTaken: what, for the user
+  std::string message;  // kBlocked, kNameTaken, kInvalidSpec: what, for the user
 };
 
 // A job's children in Kubernetes: the runtime's certificate Secret (multi-worker instances), the headless

@@ -101,6 +101,7 @@ Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const PartitionPre
        .workers = flags.workers,
        .orphanSweepInterval = std::chrono::seconds(flags.orphanSweepIntervalSeconds),
        .orphanSweepDryRun = flags.orphanSweepDryRun,
+       .workerPodProfile = flags.workerPodProfile,
        .reconcileObserved = [&telemetry](bool ok, double seconds) { telemetry.reconciled(ok, seconds); },
        .admissionPassObserved = [&telemetry](double seconds) { telemetry.admissionPass(seconds); }});
   auto ipuQuotas = controllers::IpuQuotaController::setup(manager, events);

@@ -25,6 +25,7 @@ struct RawFlags {
   std::vector<std::string> vipuControllers;
   std::string queueingStrategy = "BestEffortFIFO";
   std::string missingQuota = "unlimited";
+  std::string workerPodProfile = "ipu-baseline";
   std::string metricsBindAddress = ":8080";
   std::string healthProbeBindAddress = ":8081";
   bool vipuTls = false;
@@ -64,6 +65,12 @@ void defineFlags(cli::Flags& set, RawFlags& raw) {
       "jobs in namespaces without an IPUQuota: unlimited (admitted against free IPUs alone) or deny "
       "(not admitted until a cluster admin gives the namespace a quota)",
       "POLICY");
+  set.addString(
+      "worker-pod-profile", &raw.workerPodProfile,
+      "what IPUJob worker templates may ask for where the Namespace's graphcore.ai/worker-pod-profile "
+      "annotation does not say: ipu-baseline (Pod Security baseline plus hostIPC and IPC_LOCK) or "
+      "privileged (anything); a job asking for more ends ForbiddenPodSpec before admission",
+      "PROFILE");
   set.addString(
       "partition-id-prefix", &f.partitionIdPrefix,
       "starts the id of every V-IPU partition this operator makes (default: k8s- and the first 8 hex digits "
@@ -185,6 +192,13 @@ Status checkValues(RawFlags& raw, const std::vector<std::string>& controllers) {
   if (!controllers::parseMissingQuotaPolicy(raw.missingQuota, flags.missingQuota)) {
     return makeError(ErrorCode::kInvalidArgument,
                      "--missing-quota: expected unlimited or deny, not \"" + raw.missingQuota + "\"");
+  }
+  if (auto profile = api::parseWorkerPodProfile(raw.workerPodProfile)) {
+    flags.workerPodProfile = *profile;
+  } else {
+    return makeError(
+        ErrorCode::kInvalidArgument,
+        "--worker-pod-profile: expected ipu-baseline or privileged, not \"" + raw.workerPodProfile + "\"");
   }
   const std::string& policy = flags.runtimeImagePullPolicy;
   if (policy != "Always" && policy != "IfNotPresent" && policy != "Never") {

@@ -7,6 +7,7 @@
 
 #include "admission/admission_plan.h"
 #include "admission/quota_plan.h"
+#include "api/worker_pod_profile.h"
 #include "common/result.h"
 #include "metrics/bind_address.h"
 #include "vipu/client_options.h"
@@ -28,6 +29,7 @@ struct OperatorFlags {
   std::optional<vipu::TlsOptions> vipuTls;
   controllers::QueueingStrategy queueingStrategy = controllers::QueueingStrategy::kBestEffortFifo;
   controllers::MissingQuotaPolicy missingQuota = controllers::MissingQuotaPolicy::kUnlimited;
+  api::WorkerPodProfile workerPodProfile = api::WorkerPodProfile::kIpuBaseline;
   std::string partitionIdPrefix;         // "": derived from the cluster (cmd/partition_prefix.h)
   int orphanSweepIntervalSeconds = 300;  // 0: at start-up only
   int podStartTimeoutSeconds = 600;      // 0: never

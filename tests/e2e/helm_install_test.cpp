@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/time_format.h"
+#include "hostile_tenant.h"
 #include "operator_on_real_node.h"
 #include "rbac_rules.h"
 #include "yaml_json.h"
@@ -138,7 +139,8 @@ class HelmInstallTest : public OperatorTest {
         cluster().kubectl({"get",
                            "deployments,replicasets,pods,services,serviceaccounts,roles,rolebindings,"
                            "poddisruptionbudgets,leases,"
-                           "clusterroles,clusterrolebindings",
+                           "clusterroles,clusterrolebindings,validatingadmissionpolicies,"
+                           "validatingadmissionpolicybindings",
                            "--all-namespaces", "-l", "app.kubernetes.io/instance=" + kRelease, "-o", "name"});
     const auto lease = inRelease({"get", "lease", "ipu-operator", "-o", "name", "--ignore-not-found"});
     return left.out + lease.out;
@@ -165,7 +167,14 @@ TEST_F(HelmInstallTest, InstallRunJobsSurviveTheLeaderUpgradeAndUninstall) {
   for (const auto& pod : operatorPods()) podNames.insert(pod["metadata"].value("name", ""));
   EXPECT_EQ(podNames.count(podOf(leader)), 1u) << "the Lease names " << leader << ", not an operator pod";
 
-  // --- a user's manifest, unchanged, on the simulated node: admitted, its worker Running.
+  // --- the job namespace labelled as docs/security.md says: workers admitted, everything else baseline.
+  ASSERT_TRUE(cluster()
+                  .kubectl({"label", "namespace", ns(), "pod-security.kubernetes.io/enforce=privileged",
+                            "graphcore.ai/ipujobs=enabled"})
+                  .ok());
+
+  // --- a user's manifest, unchanged, on the simulated node: admitted, its worker Running (it passed the
+  // policy).
   const std::string exampleJob = createJob(readFile(kFourIpuManifest));
   ASSERT_TRUE(eventually(
       [&] {
@@ -200,6 +209,43 @@ TEST_F(HelmInstallTest, InstallRunJobsSurviveTheLeaderUpgradeAndUninstall) {
   EXPECT_EQ(kubectl({"logs", job + "-worker-0", "-c", "train"}).out.substr(0, 8), "started\n");
   // The Deployment replaces the pod.
   EXPECT_TRUE(eventually([&] { return twoReady(operatorPods()); }, 120s));
+
+  // --- a tenant with the edit role: their own pods get no more than baseline, their jobs' workers no more
+  // than the profile.
+  bindEditRole(cluster(), ns(), "tenant");
+  const auto podAsking = [&](const std::string& field) {
+    Json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", {{"name", "mine"}}},
+                {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
+    if (!field.empty()) pod["spec"][field] = true;
+    return asUser(cluster(), "tenant", ns(), {"create", "--dry-run=server", "-f", "-"},
+                  RunOptions{.input = pod.dump()});
+  };
+  const auto hostIpc = podAsking("hostIPC");
+  EXPECT_FALSE(hostIpc.ok()) << "a tenant's own pod got hostIPC";
+  EXPECT_NE(hostIpc.err.find("ValidatingAdmissionPolicy '" + kRelease + "-ipu-operator-worker-pods'"),
+            std::string::npos)
+      << hostIpc.err;
+  EXPECT_NE(hostIpc.err.find("hostIPC is allowed in this namespace only for IPUJob worker pods"),
+            std::string::npos)
+      << hostIpc.err;
+  EXPECT_FALSE(podAsking("hostNetwork").ok());
+  const auto plain = podAsking("");
+  EXPECT_TRUE(plain.ok()) << "the policy refuses a baseline pod: " << plain.describe();
+  for (const HostileTemplate& hostile : templatesPastTheProfile()) {
+    std::string name = "node-" + hostile.what;
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    std::replace(name.begin(), name.end(), '_', '-');
+    const auto created =
+        asUser(cluster(), "tenant", ns(), {"create", "-f", "-"},
+               RunOptions{.input = manifestChangedBy(kFourIpuManifest, name, hostile.change).dump()});
+    ASSERT_TRUE(created.ok()) << created.describe();
+    ASSERT_TRUE(reachesPhase(name, "Failed", 60s)) << jobStatus(name).dump();
+    EXPECT_EQ(jobStatus(name).value("lastMessage", "").rfind(hostile.field + ": ", 0), 0u)
+        << jobStatus(name).dump();
+    EXPECT_TRUE(podsOf(name).empty()) << name;
+  }
 
   // --- upgrade: a changed value rolls out new pods running with it.
   const auto generation = inRelease({"get", "deployment", "-l", "app.kubernetes.io/component=operator", "-o",

@@ -83,6 +83,9 @@ burst: 60
 workers: 4
 queueingStrategy: StrictFIFO
 missingQuota: deny
+workerPods:
+  profile: privileged
+  admissionPolicy: false
 pods:
   startTimeoutSeconds: 0
   deletionTimeoutSeconds: 90
@@ -217,12 +220,14 @@ expected = {("Deployment", "chart-test-ipu-operator"), ("Deployment", "chart-tes
             ("ClusterRoleBinding", "chart-test-ipu-operator"), ("ClusterRole", "chart-test-ipu-operator-edit"),
             ("ClusterRole", "chart-test-ipu-operator-view"), ("Role", "chart-test-ipu-operator-leader-election"),
             ("RoleBinding", "chart-test-ipu-operator-leader-election"),
-            ("PodDisruptionBudget", "chart-test-ipu-operator"), ("Lease", "ipu-operator")}
+            ("PodDisruptionBudget", "chart-test-ipu-operator"), ("Lease", "ipu-operator"),
+            ("ValidatingAdmissionPolicy", "chart-test-ipu-operator-worker-pods"),
+            ("ValidatingAdmissionPolicyBinding", "chart-test-ipu-operator-worker-pods")}
 found = {(o["kind"], o["metadata"]["name"]) for o in objects}
 for missing in sorted(expected - found): problems.append("missing: %s/%s" % missing)
 for extra in sorted(found - expected): problems.append("not expected: %s/%s" % extra)
 if named("ServiceMonitor"): problems.append("a ServiceMonitor is rendered although metrics.serviceMonitor.enabled is false")
-cluster_scoped = {"ClusterRole", "ClusterRoleBinding"}
+cluster_scoped = {"ClusterRole", "ClusterRoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
 for o in objects:
     ns = o["metadata"].get("namespace")
     if o["kind"] not in cluster_scoped and ns != "ipu-system":
@@ -231,6 +236,21 @@ for o in objects:
     for key in ("app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/version",
                 "app.kubernetes.io/managed-by", "app.kubernetes.io/component", "helm.sh/chart"):
         if key not in labels: problems.append("%s has no label %s" % (describe(o), key))
+'
+  py_check "the worker pod policy: only the operator's own IPUJob-controlled pods may have hostIPC and IPC_LOCK, in labelled namespaces" \
+    "$work/sim.json" '
+policy = named("ValidatingAdmissionPolicy", "chart-test-ipu-operator-worker-pods")[0]["spec"]
+variables = {v["name"]: v["expression"] for v in policy["variables"]}
+if "system:serviceaccount:ipu-system:chart-test-ipu-operator" not in variables.get("ipuWorker", ""):
+    problems.append("ipuWorker does not name the operator ServiceAccount: %s" % variables.get("ipuWorker"))
+if "IPC_LOCK" not in variables.get("allowedCapabilities", "") or "variables.ipuWorker ?" not in variables.get("allowedCapabilities", ""):
+    problems.append("IPC_LOCK is not allowed to IPUJob workers alone: %s" % variables.get("allowedCapabilities"))
+if policy.get("failurePolicy") != "Fail": problems.append("failurePolicy %s" % policy.get("failurePolicy"))
+binding = named("ValidatingAdmissionPolicyBinding", "chart-test-ipu-operator-worker-pods")[0]["spec"]
+if binding.get("policyName") != "chart-test-ipu-operator-worker-pods" or binding.get("validationActions") != ["Deny"]:
+    problems.append("binding %s" % binding)
+if binding.get("matchResources", {}).get("namespaceSelector") != {"matchLabels": {"graphcore.ai/ipujobs": "enabled"}}:
+    problems.append("the binding selects %s" % binding.get("matchResources"))
 '
   py_check "operator Deployment: 2 replicas, leader election, probes, ports, non-root, read-only root, no capabilities" \
     "$work/sim.json" '
@@ -251,7 +271,7 @@ if after("--runtime-image") != ["localhost/ipu-operator/ipu-runtime:0.1.0"]: pro
 for flag in ("--qps", "--burst", "--workers", "--shm-size", "--partition-id-prefix", "--queueing-strategy", "--missing-quota",
              "--vipu-tls", "--vipu-ca-cert", "--vipu-client-cert", "--vipu-client-key", "--vipu-tls-server-name",
              "--pod-start-timeout-seconds", "--pod-deletion-timeout-seconds", "--orphan-sweep-interval-seconds",
-             "--orphan-sweep-dry-run"):
+             "--orphan-sweep-dry-run", "--worker-pod-profile"):
     if flag in args: problems.append("%s is passed although its value is not set" % flag)
 if c["image"] != "localhost/ipu-operator/ipu-operator:0.1.0": problems.append("image %s" % c["image"])
 probes = (c.get("livenessProbe", {}).get("httpGet", {}), c.get("readinessProbe", {}).get("httpGet", {}))
@@ -313,7 +333,7 @@ expected = {"--vipu-controller": ["pod64-a=vipu-a.example.com:8090", "pod64-b=10
             "--vipu-ca-cert": ["/etc/ipu-operator/vipu-tls/ca.crt"], "--vipu-client-cert": ["/etc/ipu-operator/vipu-tls/tls.crt"],
             "--vipu-client-key": ["/etc/ipu-operator/vipu-tls/tls.key"], "--vipu-tls-server-name": ["vipu.example.com"],
             "--pod-start-timeout-seconds": ["0"], "--pod-deletion-timeout-seconds": ["90"],
-            "--orphan-sweep-interval-seconds": ["60"]}
+            "--orphan-sweep-interval-seconds": ["60"], "--worker-pod-profile": ["privileged"]}
 for flag, values in expected.items():
     if after(flag) != values: problems.append("%s: %s, expected %s" % (flag, after(flag), values))
 if "--vipu-tls" not in args: problems.append("no --vipu-tls")
@@ -326,6 +346,8 @@ if mount.get("readOnly") is not True or volumes.get(mount.get("name"), {}).get("
     problems.append("the vipuTls Secret is not mounted read-only at /etc/ipu-operator/vipu-tls: %s" % mounts)
 if named("Deployment", "chart-test-vipu-sim") or named("Service", "chart-test-vipu-sim"):
     problems.append("vipu-sim is rendered although vipuSim.enabled is false")
+if named("ValidatingAdmissionPolicy") or named("ValidatingAdmissionPolicyBinding"):
+    problems.append("the worker pod policy is rendered although workerPods.admissionPolicy is false")
 '
   # The test cluster has no monitoring.coreos.com CRD, so the ServiceMonitor is checked here only, never sent
   # to a server.

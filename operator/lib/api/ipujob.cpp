@@ -4,6 +4,7 @@
 #include <charconv>
 #include <limits>
 
+#include "api/pod_template.h"
 #include "api/resources.h"
 #include "common/json_access.h"
 
@@ -185,6 +186,7 @@ Status parseWorkers(const Json& spec, IpuJobSpec& out) {
       return invalid("workers.template.spec.containers", "every container needs a name and an image");
     }
   }
+  if (Status typed = checkPodTemplate(out.workerTemplate, "spec.workers.template"); !typed) return typed;
   if (auto declared = optionalInteger(workersField, "replicas"); declared && *declared != out.workerCount()) {
     return invalid("workers.replicas", "when given, must equal jobInstances x workersPerJobInstance (" +
                                            std::to_string(out.workerCount()) + ")");
@@ -259,6 +261,11 @@ Status parseLifetime(const Json& spec, IpuJobSpec& out) {
 
 Result<IpuJobSpec> parseIpuJobSpec(const Json& spec) {
   if (!spec.is_object()) return invalid("", "the IPUJob has no spec");
+  if (const std::size_t bytes = spec.dump(-1, ' ', false, Json::error_handler_t::replace).size();
+      bytes > kMaxSpecBytes) {
+    return invalidAt("spec", "is " + std::to_string(bytes) + " bytes as JSON; the operator takes at most " +
+                                 std::to_string(kMaxSpecBytes));
+  }
   IpuJobSpec out;
   for (Status (*part)(const Json&, IpuJobSpec&) :
        {parseShape, parseWorkers, parseLauncher, parseRestartPolicy, parseLifetime}) {

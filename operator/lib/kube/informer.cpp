@@ -41,6 +41,12 @@ void Informer::deliver(WatcherEvent&& event) {
   if (!event.object.is_null()) {
     stripBookkeeping(event.object);
     if (transform_) transform_(event.object);
+    if (filter_ && !filter_(event.object)) {
+      using Kind = WatcherEvent::Kind;
+      // Never kept: a list item or an event is dropped; one the store holds (it passed before) goes.
+      if (event.kind == Kind::kInitApply || !store_.get(objectKey(event.object))) return;
+      event.kind = Kind::kDelete;
+    }
   }
   bool initDone = event.kind == WatcherEvent::Kind::kInitDone;
   for (const auto& change : store_.apply(std::move(event))) {

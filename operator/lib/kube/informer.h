@@ -35,6 +35,10 @@ class Informer {
   // start(). One per informer: the cache is shared by everyone who watches the resource, so the transform
   // must keep every field any of them reads.
   void setTransform(CacheTransform transform) { transform_ = std::move(transform); }
+  // Which objects the cache keeps at all, judged after the transform; set before start(). An object that
+  // stops passing is removed as if deleted; one that never passed is never seen by the store or handlers.
+  // For a watch whose selector others can match (a label anyone may set): what fails costs nothing.
+  void setFilter(CacheFilter filter) { filter_ = std::move(filter); }
   // How the cache keeps the objects (StoreLayout); set before start().
   void setStoreLayout(StoreLayout layout) { store_.setLayout(layout); }
   void start();
@@ -56,6 +60,7 @@ class Informer {
   Store store_;
   std::vector<EventHandlers> handlers_;
   CacheTransform transform_;
+  CacheFilter filter_;
   std::atomic<uint64_t> errors_{0};
   std::mutex syncMutex_;
   std::condition_variable synced_;

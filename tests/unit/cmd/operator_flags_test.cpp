@@ -136,6 +136,7 @@ TEST(ParseOperatorFlagsTest, RefusesMissingControllerUnknownFlagsAndBadValues) {
       {"--vipu-controller", "a=h:1", "--vipu-controller", "a=g:2"},
       {"--vipu-controller", "a=h:1", "--queueing-strategy", "fifo"},
       {"--vipu-controller", "a=h:1", "--missing-quota", "allow"},
+      {"--vipu-controller", "a=h:1", "--worker-pod-profile", "baseline"},
       {"--vipu-controller", "a=h:1", "--partition-id-prefix", "Has_Underscore"},
       {"--vipu-controller", "a=h:1", "--metrics-bind-address", "8080"},
       {"--vipu-controller", "a=h:1", "--health-probe-bind-address", "host:99999"},
@@ -153,6 +154,11 @@ TEST(ParseOperatorFlagsTest, RefusesMissingControllerUnknownFlagsAndBadValues) {
     ASSERT_FALSE(flags.ok()) << flag << " " << args.back();
     EXPECT_NE(flags.error().message.find(flag), std::string::npos) << flags.error().message;
   }
+  auto privileged = parseOperatorFlags({"--vipu-controller", "a=h:1", "--worker-pod-profile", "privileged"});
+  ASSERT_TRUE(privileged.ok()) << privileged.error().message;
+  EXPECT_EQ(privileged->workerPodProfile, api::WorkerPodProfile::kPrivileged);
+  EXPECT_EQ(parseOperatorFlags({"--vipu-controller", "a=h:1"})->workerPodProfile,
+            api::WorkerPodProfile::kIpuBaseline);
   for (const char* size : {"512Mi", "1.5Gi", "64G", "1"}) {
     auto flags = parseOperatorFlags({"--vipu-controller", "a=h:1", "--shm-size", size});
     ASSERT_TRUE(flags.ok()) << size << ": " << flags.error().message;
@@ -239,6 +245,7 @@ TEST(OperatorUsageTest, NamesEveryFlagWithItsDefaultAndEnvironmentVariable) {
       {"orphan-sweep-dry-run", "(default false)"},
       {"pod-start-timeout-seconds", "(default 600)"},
       {"pod-deletion-timeout-seconds", "(default 120)"},
+      {"worker-pod-profile", "(default \"ipu-baseline\")"},
       {"vipu-ca-cert", "only it is trusted"},
       {"vipu-client-cert", "with --vipu-client-key"},
       {"vipu-client-key", "--vipu-client-cert"},

@@ -79,8 +79,10 @@ class ReconcilerTest : public ::testing::Test {
   // The reconciler, injecting ipu-runtime from `runtimeImage` (empty: not injected), with partition id
   // prefixes `prefix` and `legacyPrefix`.
   void makeReconciler(const std::string& runtimeImage, const std::string& prefix = "k8s",
-                      const std::string& legacyPrefix = "") {
+                      const std::string& legacyPrefix = "",
+                      api::WorkerPodProfile profile = api::WorkerPodProfile::kIpuBaseline) {
     ReconcilerOptions options;
+    options.workerPodProfile = [profile](const std::string&) { return profile; };
     options.pods.runtime.image = runtimeImage;
     options.partitionIdPrefix = prefix;
     options.legacyPartitionIdPrefix = legacyPrefix;
@@ -670,6 +672,61 @@ TEST_F(ReconcilerTest, TerminalErrorsAreToldToTheUser) {
   EXPECT_EQ(reconciler_->onError(std::make_shared<const Json>(jobObject("")),
                                  makeError(ErrorCode::kUnavailable, "down")),
             ctrl::Retry::kWithBackoff);
+}
+
+TEST_F(ReconcilerTest, ATemplateAskingForMoreThanTheProfileFailsBeforeAdmission) {
+  job_ = jobObject(R"({"workers": {"template": {"spec": {"hostPID": true, "containers":
+      [{"name": "main", "image": "train:1"}]}}}})");
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::awaitChange());
+  EXPECT_EQ(phase(), "Failed");
+  EXPECT_EQ(job_["status"]["conditions"][2]["reason"], "ForbiddenPodSpec");
+  const std::string message = job_["status"]["lastMessage"];
+  EXPECT_EQ(message.rfind("spec.workers.template.spec.hostPID: ", 0), 0u) << message;
+  EXPECT_NE(message.find("ipu-baseline"), std::string::npos) << message;
+  EXPECT_FALSE(partition(kPartition)) << "nothing held for a job that can never run";
+  EXPECT_FALSE(lastStatusPatch_["status"].contains("partitions"));
+  EXPECT_EQ(events_.reasons, std::vector<std::string>{"Warning Failed"});
+  EXPECT_EQ(pass(), Action::awaitChange()) << "and it waits for an edit, writing nothing more";
+}
+
+TEST_F(ReconcilerTest, ANamespaceThePrivilegedProfileAppliesToAdmitsTheSameTemplate) {
+  makeReconciler("", "k8s", "", api::WorkerPodProfile::kPrivileged);
+  job_ = jobObject(R"({"workers": {"template": {"spec": {"hostPID": true, "containers":
+      [{"name": "main", "image": "train:1", "securityContext": {"privileged": true}}]}}}})");
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::awaitChange());
+  EXPECT_EQ(phase(), "Creating");
+}
+
+TEST_F(ReconcilerTest, PodsThatClaimTheJobWithoutBeingItsWorkersAreIgnoredAndReported) {
+  runToRunning();
+  const auto impostor = [](const std::string& ns, const std::string& name, bool controller) {
+    return Json{{"metadata",
+                 {{"namespace", ns},
+                  {"name", name},
+                  {"uid", "uid-" + name},
+                  {"labels", {{"graphcore.ai/ipujob", "bert"}, {"graphcore.ai/attempt", "0"}}},
+                  {"ownerReferences",
+                   {{{"apiVersion", "graphcore.ai/v1alpha1"},
+                     {"kind", "IPUJob"},
+                     {"name", "bert"},
+                     {"uid", "uid-bert"},
+                     {"controller", controller}}}}}},
+                {"status",
+                 {{"phase", "Failed"},
+                  {"containerStatuses", Json::parse(R"([{"state": {"terminated": {"exitCode": 1}}}])")}}}};
+  };
+  // A Failed pod of another namespace named like a worker, and one of the job's namespace without the
+  // controller flag: neither is judged as a worker, nor deleted by the operator.
+  pods_.apply({kube::WatcherEvent::Kind::kApply, impostor("other", "bert-worker-0", true)});
+  pods_.apply({kube::WatcherEvent::Kind::kApply, impostor("ml", "lookalike", false)});
+  events_.reasons.clear();
+  EXPECT_EQ(pass(), Action::awaitChange());
+  EXPECT_EQ(phase(), "Running");
+  EXPECT_EQ(events_.reasons, (std::vector<std::string>{"Warning PodConflict", "Warning PodConflict"}));
+  EXPECT_EQ(pass(), Action::awaitChange());
+  EXPECT_EQ(events_.reasons.size(), 2u) << "each pod is reported once";
 }
 
 }  // namespace

@@ -1,0 +1,186 @@
+// A hostile tenant of a shared cluster, through the real API server and the real operator: requests are made
+// as a user bound to the aggregated `edit` role (the chart's roles rendered and applied as an install would),
+// never as admin. Each case is one way the operator used to give a namespace editor more than their share:
+// a worker template asking for a node, a mistyped template that held IPUs forever, and pods posing as a
+// job's workers.
+#include "hostile_tenant.h"
+#include "operator_fixture.h"
+
+namespace ipu::testing {
+namespace {
+
+const std::string kTenant = "tenant";
+
+class TenantTest : public OperatorTest {
+ protected:
+  // In each test's set-up (not the suite's, whose failures gtest reports as skipped tests).
+  void SetUp() override {
+    OperatorTest::SetUp();
+    if (HasFatalFailure()) return;
+    installTenantRoles();
+    if (HasFatalFailure()) return;
+    bindEditRole(cluster(), ns(), kTenant);
+  }
+
+  // The chart's -edit and -view ClusterRoles (aggregated into edit and view), as `helm install` creates them
+  // (applied again by every test: the same objects each time).
+  static void installTenantRoles() {
+    const TestCluster& cluster = TestCluster::get();
+    const auto version = cluster.kubectl({"version", "-o", "json"});
+    ASSERT_TRUE(version.ok()) << version.describe();
+    const std::string server = Json::parse(version.out)["serverVersion"].value("gitVersion", "");
+    const auto rendered =
+        run({cluster.binDir() + "/helm", "template", "tenant", IPU_SOURCE_DIR "/deploy/helm/ipu-operator",
+             "--show-only", "templates/rbac.yaml", "--kube-version", server, "--set", "vipuSim.enabled=true"},
+            RunOptions{.extraEnv = {"HELM_CACHE_HOME=" + cluster.dir() + "/helm/cache",
+                                    "HELM_CONFIG_HOME=" + cluster.dir() + "/helm/config",
+                                    "HELM_DATA_HOME=" + cluster.dir() + "/helm/data"}});
+    ASSERT_TRUE(rendered.ok()) << rendered.describe();
+    int applied = 0;
+    for (const Json& object : yamlDocumentsToJson(rendered.out)) {
+      const std::string name = object.value("metadata", Json::object()).value("name", "");
+      if (object.value("kind", "") != "ClusterRole" || !(name.ends_with("-edit") || name.ends_with("-view")))
+        continue;
+      const auto created = cluster.kubectl({"apply", "-f", "-"}, RunOptions{.input = object.dump()});
+      ASSERT_TRUE(created.ok()) << created.describe();
+      ++applied;
+    }
+    ASSERT_EQ(applied, 2) << rendered.out;
+  }
+
+  // Creates the job as the tenant: empty when the API server refused it (its words in `refusal`).
+  std::string createAsTenant(const Json& job, std::string* refusal = nullptr) {
+    const auto created = asUser(cluster(), kTenant, ns(), {"create", "-f", "-", "-o", "name"},
+                                RunOptions{.input = job.dump()});
+    if (!created.ok()) {
+      if (refusal) *refusal = created.err;
+      return "";
+    }
+    return job["metadata"].value("name", "");
+  }
+
+  std::string failure(const std::string& job) {
+    for (const Json& condition : jobStatus(job).value("conditions", Json::array())) {
+      if (condition.value("type", "") == "Failed") return condition.value("reason", "");
+    }
+    return "";
+  }
+
+  bool noPartitions() {
+    auto listed = vipu_->listPartitions("");
+    return listed.ok() && listed->empty();
+  }
+};
+
+TEST_F(TenantTest, WorkerTemplatesAskingForANodeEndForbiddenPodSpecWithNothingHeld) {
+  // The tenant may create IPUJobs at all (else every refusal below would prove nothing).
+  ASSERT_EQ(asUser(cluster(), kTenant, ns(), {"auth", "can-i", "create", "ipujobs.graphcore.ai"}).out,
+            "yes\n");
+  std::vector<std::pair<std::string, std::string>> jobs;  // name, field
+  for (const HostileTemplate& hostile : templatesPastTheProfile()) {
+    std::string name = "node-" + hostile.what;
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    std::replace(name.begin(), name.end(), '_', '-');
+    std::string refusal;
+    ASSERT_EQ(createAsTenant(manifestChangedBy(kFourIpuManifest, name, hostile.change), &refusal), name)
+        << refusal;
+    jobs.emplace_back(name, hostile.field);
+  }
+  for (const auto& [job, field] : jobs) {
+    SCOPED_TRACE(job);
+    ASSERT_TRUE(reachesPhase(job, "Failed", 30s)) << jobStatus(job).dump();
+    EXPECT_EQ(failure(job), "ForbiddenPodSpec");
+    const std::string message = jobStatus(job).value("lastMessage", "");
+    EXPECT_EQ(message.rfind(field + ": ", 0), 0u) << message;
+    EXPECT_FALSE(jobStatus(job).contains("partitions")) << "admitted: " << jobStatus(job).dump();
+    EXPECT_TRUE(podsOf(job).empty());
+  }
+  EXPECT_TRUE(noPartitions());
+}
+
+TEST_F(TenantTest, MistypedTemplatesAreRefusedAtTheDoorOrEndInvalidSpecBeforeAdmission) {
+  int refusedAtTheDoor = 0;
+  std::vector<std::pair<std::string, std::string>> jobs;  // name, field
+  for (const HostileTemplate& mistyped : mistypedTemplates()) {
+    std::string name = "typo-" + mistyped.what;
+    std::replace(name.begin(), name.end(), ' ', '-');
+    std::string refusal;
+    const std::string job =
+        createAsTenant(manifestChangedBy(kFourIpuManifest, name, mistyped.change), &refusal);
+    if (job.empty()) {
+      // The CRD's schema refused it: the user's kubectl says which field.
+      ++refusedAtTheDoor;
+      EXPECT_NE(refusal.find(mistyped.field), std::string::npos) << mistyped.what << ": " << refusal;
+      continue;
+    }
+    jobs.emplace_back(job, mistyped.field);
+  }
+  for (const auto& [job, field] : jobs) {
+    SCOPED_TRACE(job);
+    ASSERT_TRUE(reachesPhase(job, "Failed", 30s)) << jobStatus(job).dump();
+    EXPECT_EQ(failure(job), "InvalidSpec");
+    const std::string message = jobStatus(job).value("lastMessage", "");
+    EXPECT_EQ(message.rfind(field + ": ", 0), 0u) << message;
+    EXPECT_FALSE(jobStatus(job).contains("partitions")) << "admitted: " << jobStatus(job).dump();
+  }
+  EXPECT_TRUE(noPartitions());
+  std::cout << refusedAtTheDoor << " of " << mistypedTemplates().size()
+            << " mistyped templates refused by the API server, the rest by the operator\n";
+}
+
+TEST_F(TenantTest, PodsPosingAsWorkersChangeNothingAndAreNamedOnTheJob) {
+  // A second tenant, in a namespace of their own.
+  const std::string other = ns() + "-other";
+  ASSERT_TRUE(cluster().kubectl({"create", "namespace", other}).ok());
+  bindEditRole(cluster(), other, "neighbour");
+  const std::string job = createJob(manifestExitingWith(0, "", "20s"));
+  const std::string uid = getJson("ipujob", job)["metadata"].value("uid", "");
+  ASSERT_TRUE(reachesPhase(job, "Running", 60s)) << jobStatus(job).dump();
+  // Failed pods claiming the job: one in the neighbour's namespace (controller reference to the job's uid,
+  // the job's labels, named like its worker) and one in the job's own namespace without the controller flag.
+  const auto impostor = [&](const std::string& name, bool controller) {
+    return Json{{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata",
+                 {{"name", name},
+                  {"labels", {{"graphcore.ai/ipujob", job}, {"graphcore.ai/attempt", "0"}}},
+                  {"annotations", {{"ipu-operator.dev/simulate-exit-code", "1"}}},
+                  {"ownerReferences",
+                   {{{"apiVersion", "graphcore.ai/v1alpha1"},
+                     {"kind", "IPUJob"},
+                     {"name", job},
+                     {"uid", uid},
+                     {"controller", controller}}}}}},
+                {"spec",
+                 {{"restartPolicy", "Never"},
+                  {"nodeSelector", {{"type", "kwok"}}},
+                  {"tolerations", {{{"key", "kwok.x-k8s.io/node"}, {"operator", "Exists"}}}},
+                  {"containers", {{{"name", "w"}, {"image", "busybox"}}}}}}};
+  };
+  const auto neighbours = asUser(cluster(), "neighbour", other, {"create", "-f", "-"},
+                                 RunOptions{.input = impostor(job + "-worker-0", true).dump()});
+  ASSERT_TRUE(neighbours.ok()) << neighbours.describe();
+  const auto lookalike = asUser(cluster(), kTenant, ns(), {"create", "-f", "-"},
+                                RunOptions{.input = impostor("lookalike", false).dump()});
+  ASSERT_TRUE(lookalike.ok()) << lookalike.describe();
+  // The job's own worker ends with 0 after its 20 s: the job succeeds, whatever its impostors did.
+  ASSERT_TRUE(reachesPhase(job, "Succeeded", 120s)) << jobStatus(job).dump();
+  // Seen by a pass of the job (each of its workers' changes makes one): named on the job.
+  const auto conflicts = [&] {
+    const auto events =
+        kubectl({"get", "events", "--field-selector", "involvedObject.name=" + job, "-o", "json"});
+    std::string messages;
+    const Json listed = Json::parse(events.out);  // named: a range over a temporary's member would dangle
+    for (const Json& event : listed["items"]) {
+      if (event.value("reason", "") == "PodConflict") messages += event.value("message", "") + "\n";
+    }
+    return messages;
+  };
+  EXPECT_NE(conflicts().find("Pod " + ns() + "/lookalike names this job"), std::string::npos) << conflicts();
+  // The operator deleted neither: they are their owners' to delete.
+  EXPECT_TRUE(getJson("pod", "lookalike").is_object());
+  cluster().kubectl({"delete", "namespace", other, "--wait=false"});
+}
+
+}  // namespace
+}  // namespace ipu::testing
