@@ -14,6 +14,9 @@ enum class ChildHolder {
   kSomebodyElse,  // anything else: a user's own object, another controller's
 };
 
+// Whether an ownerReference names an IPUJob (its kind, in the graphcore.ai group at any version).
+bool isIpuJobReference(const nlohmann::json& reference);
+
 // Judged by the controller ownerReference alone (labels can be set by anyone; a uid cannot be reused).
 ChildHolder holderOf(const nlohmann::json& object, const api::ObjectIdentity& job);
 

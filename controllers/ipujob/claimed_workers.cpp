@@ -3,6 +3,7 @@
 #include "api/resources.h"
 #include "common/json_access.h"
 #include "common/log.h"
+#include "ipujob/child_ownership.h"
 
 namespace ipu::controllers {
 namespace {
@@ -11,14 +12,8 @@ namespace {
 std::string notAWorker(const nlohmann::json& pod, const api::ObjectIdentity& job) {
   const nlohmann::json& metadata = member(pod, "metadata");
   if (stringMember(metadata, "namespace") != job.ns) return "it is in another namespace";
-  bool controlled = false;
-  const nlohmann::json& references = member(metadata, "ownerReferences");
-  for (const nlohmann::json& reference : references.is_array() ? references : nlohmann::json::array()) {
-    if (stringMember(reference, "uid") != job.uid) continue;
-    controlled = member(reference, "controller") == true && stringMember(reference, "kind") == api::kKind &&
-                 stringMember(reference, "apiVersion").starts_with(std::string(api::kGroup) + "/");
-  }
-  if (!controlled) return "its ownerReference to the job is not an IPUJob controller reference";
+  if (holderOf(pod, job) != ChildHolder::kThisJob)
+    return "its ownerReference to the job is not an IPUJob controller reference";
   if (!member(member(metadata, "labels"), api::kAttemptLabel).is_string())
     return std::string("it has no ") + api::kAttemptLabel + " label";
   return "";

@@ -6,6 +6,7 @@
 #include "api/ipujob.h"
 #include "api/resources.h"
 #include "common/json_access.h"
+#include "ipujob/child_ownership.h"
 
 namespace ipu::controllers {
 namespace {
@@ -88,10 +89,8 @@ void trimWorkerPodForCache(Json& pod) {
 bool ownedByAnIpuJob(const Json& pod) {
   const Json& owners = member(member(pod, "metadata"), "ownerReferences");
   if (!owners.is_array()) return false;
-  const std::string group = std::string(api::kGroup) + "/";
   for (const Json& owner : owners) {
-    if (stringMember(owner, "kind") == api::kKind && stringMember(owner, "apiVersion").starts_with(group))
-      return true;
+    if (isIpuJobReference(owner)) return true;
   }
   return false;
 }
