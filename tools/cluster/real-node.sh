@@ -40,6 +40,7 @@ real_node_names() {
   local hash
   hash=$(printf '%s' "$cluster_dir" | sha256sum | cut -c1-8)
   bridge=ipurn-$hash
+  bridge_mac=02:1b:${hash:0:2}:${hash:2:2}:${hash:4:2}:${hash:6:2}
   cni_network=ipu-real-node-$hash
   cgroup_root=/ipu-real-node-$hash
   # A /24 in 10.200.0.0-10.239.255.0: clear of kwok's 10.244.0.0/16, the services' 10.96.0.0/16 and
@@ -294,7 +295,11 @@ real_node_network_up() {
   real_node_record_host_dirs
   printf 'bridge=%s\ncni_network=%s\ncgroup_root=%s\npod_subnet=%s\nnode_ip=%s\n' \
     "$bridge" "$cni_network" "$cgroup_root" "$pod_subnet" "$node_ip" > "$real_node_dir/node.env"
-  ip link add "$bridge" type bridge
+  # A bridge without an address of its own takes the lowest of its ports' addresses, so it changes as pods
+  # come and go, and every pod's ARP entry for the node IP (cluster DNS, the API server) points at a
+  # vanished address until it is probed again: lookups and connections stall for tens of seconds while
+  # other pods start or stop. A fixed, locally administered address (02:…) from the node's hash keeps it.
+  ip link add "$bridge" address "$bridge_mac" type bridge
   ip addr add "$node_ip/24" dev "$bridge"
   ip link set "$bridge" up
 }
