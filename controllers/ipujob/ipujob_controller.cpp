@@ -7,6 +7,7 @@
 #include "ipujob/job_status.h"
 #include "ipujob/namespace_profiles.h"
 #include "ipujob/orphan_partitions.h"
+#include "ipujob/oversized_objects.h"
 #include "ipujob/worker_pod.h"
 #include "ipujob/worker_pod_cache.h"
 
@@ -88,6 +89,12 @@ IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu
                   withLedgerAndProfiles(std::move(config.reconciler), ledger_, namespaces_.store(),
                                         config.workerPodProfile)),
       sweeper_(manager.client(), reconciler_.partitionIdPrefix(), config.orphanSweepDryRun) {
+  // An IPUJob or worker pod too large to read is told on its job (and logged by the informer).
+  const auto tellItsJob = [&events](const Json& identity, std::size_t bytes) {
+    reportOversized(events, identity, bytes);
+  };
+  jobs_.addHandlers({.onOversized = tellItsJob});
+  pods_.addHandlers({.onOversized = tellItsJob});
   pods_.setTransform(trimWorkerPodForCache);
   pods_.setFilter(ownedByAnIpuJob);
   namespaces_.setTransform(trimNamespaceForCache);

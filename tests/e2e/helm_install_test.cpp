@@ -1,7 +1,7 @@
 // The Helm chart installed as a cluster admin would, on the local cluster with its real node: the operator's
 // and vipu-sim's images imported into the node, `helm install` → both operator pods Running with one leader;
-// a user's manifest from examples/ is admitted and its worker runs (simulated node) and a job on the real
-// node runs to the end, both through the in-cluster operator, whose requests the API server's audit log
+// the users' manifests from examples/ are admitted and their workers run (simulated node) and a job on the
+// real node runs to the end, both through the in-cluster operator, whose requests the API server's audit log
 // records; the leader pod killed mid-job → the standby leads within the lease duration and the job still
 // finishes; `helm upgrade` rolls out; `helm uninstall` leaves no operator object behind. Finally every
 // request the operator's service account made must be one the chart's roles grant.
@@ -185,6 +185,23 @@ TEST_F(HelmInstallTest, InstallRunJobsSurviveTheLeaderUpgradeAndUninstall) {
       << jobStatus(exampleJob).dump() << "\n"
       << kubectl({"get", "events"}).out;
   EXPECT_FALSE(jobStatus(exampleJob)["partitions"].empty()) << jobStatus(exampleJob).dump();
+
+  // --- the users' 64-IPU manifest, unchanged: it waits while the first holds 4 of the 64 IPUs, then is
+  // admitted and its worker passes the policy too (hostIPC, IPC_LOCK, 200 Gi); deleted, it gives the
+  // IPU-POD back to the jobs below.
+  const std::string bigJob = createJob(readFile(kSixtyFourIpuManifest));
+  ASSERT_TRUE(reachesPhase(bigJob, "Queued", 60s)) << jobStatus(bigJob).dump();
+  EXPECT_TRUE(podsOf(bigJob).empty()) << "started while the IPUs were taken";
+  ASSERT_TRUE(kubectl({"delete", "ipujob", exampleJob, "--timeout", "60s"}).ok());
+  ASSERT_TRUE(eventually(
+      [&] {
+        const Json pod = getJson("pod", bigJob + "-worker-0");
+        return pod.is_object() && pod["status"].value("phase", "") == "Running";
+      },
+      120s))
+      << jobStatus(bigJob).dump() << "\n"
+      << kubectl({"get", "events"}).out;
+  ASSERT_TRUE(kubectl({"delete", "ipujob", bigJob, "--timeout", "60s"}).ok());
 
   // --- a job on the real node, while the leader pod is killed: the standby takes over and finishes it.
   const std::string job = createJob(

@@ -113,8 +113,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     LineSplitter splitter;
     std::vector<std::string> split;
     for (const std::string& chunk : feeding) {
-      FUZZ_CHECK(splitter.feed(chunk, [&](std::string_view line) {
-        split.emplace_back(line);
+      FUZZ_CHECK(splitter.feed(chunk, [&](const StreamLine& line) {
+        split.emplace_back(line.text);
         return true;
       }));
     }

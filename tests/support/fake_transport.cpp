@@ -53,7 +53,7 @@ Result<kube::HttpResponse> FakeTransport::stream(const kube::HttpRequest& reques
   if (!step) return step.error();
   if (step->failure) return *step->failure;
   if (step->response.status < 200 || step->response.status > 299) return step->response;
-  kube::LineSplitter lines;
+  kube::LineSplitter lines(maxLineBytes);
   for (const auto& chunk : step->chunks) {
     if (stop.stop_requested()) return makeError(ErrorCode::kCancelled, "cancelled");
     if (!lines.feed(chunk, onLine)) return kube::HttpResponse{step->response.status, {}, ""};

@@ -38,6 +38,9 @@ class FakeTransport final : public kube::Transport {
   Result<kube::HttpResponse> stream(const kube::HttpRequest& request, const kube::LineHandler& onLine,
                                     std::stop_token stop = {}) override;
 
+  // Lines of streams longer than this reach the handler cut, as the real transport's maxLineBytes does.
+  std::size_t maxLineBytes = std::string::npos;
+
   std::vector<std::string> unexpected() const;
   size_t remaining() const;
   // The requests played so far, in order.

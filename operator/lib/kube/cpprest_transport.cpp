@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <mutex>
+#include <optional>
 
 #include <boost/asio/ssl.hpp>
 #include <cpprest/http_client.h>
@@ -82,6 +83,28 @@ HttpResponse headersOf(const http_response& response) {
   out.status = response.status_code();
   for (const auto& [name, value] : response.headers()) out.headers[lower(name)] = value;
   return out;
+}
+
+// The body, read until it ends; nullopt as soon as it is longer than maxBytes (the rest is never read).
+std::optional<std::string> readBody(http_response& response, std::size_t maxBytes) {
+  if (auto length = response.headers().content_length(); length > maxBytes) return std::nullopt;
+  auto body = response.body().streambuf();
+  std::string out;
+  std::array<uint8_t, 64 * 1024> chunk{};
+  while (true) {
+    const size_t n = body.getn(chunk.data(), chunk.size()).get();
+    if (n == 0) return out;
+    if (out.size() + n > maxBytes) return std::nullopt;
+    out.append(reinterpret_cast<const char*>(chunk.data()), n);
+  }
+}
+
+Error bodyTooLarge(const HttpRequest& request, std::size_t maxBytes) {
+  Error error = makeError(ErrorCode::kResourceExhausted, request.method + " " + request.pathAndQuery +
+                                                             ": the response is larger than the " +
+                                                             std::to_string(maxBytes) + " bytes read of one");
+  error.reason = kBodyTooLarge;
+  return error;
 }
 
 std::string opensslError() {
@@ -171,15 +194,16 @@ Result<std::unique_ptr<CppRestTransport>> CppRestTransport::create(const Cluster
     auto clients = std::make_unique<Clients>(
         Clients{http_client(base, clientConfig(config, options.requestTimeout)),
                 http_client(base, clientConfig(config, options.streamIdleTimeout))});
-    return std::make_unique<CppRestTransport>(ConstructionKey{}, std::move(clients));
+    return std::make_unique<CppRestTransport>(ConstructionKey{}, std::move(clients), options);
   } catch (const std::exception& e) {
     return makeError(ErrorCode::kInvalidArgument,
                      config.source + ": bad server URL '" + config.server + "': " + e.what());
   }
 }
 
-CppRestTransport::CppRestTransport(ConstructionKey, std::unique_ptr<Clients> clients)
-    : clients_(std::move(clients)) {}
+CppRestTransport::CppRestTransport(ConstructionKey, std::unique_ptr<Clients> clients,
+                                   TransportOptions options)
+    : clients_(std::move(clients)), options_(options) {}
 CppRestTransport::~CppRestTransport() = default;
 
 Result<HttpResponse> CppRestTransport::send(const HttpRequest& request, std::stop_token stop) {
@@ -189,9 +213,12 @@ Result<HttpResponse> CppRestTransport::send(const HttpRequest& request, std::sto
       [&]() -> Result<HttpResponse> {
         http_response response = clients_->requests.request(toCppRest(request), cancel.get_token()).get();
         HttpResponse out = headersOf(response);
-        auto bytes = response.extract_vector().get();
-        out.body.assign(bytes.begin(), bytes.end());
-        return out;
+        if (auto body = readBody(response, options_.maxBodyBytes); body) {
+          out.body = std::move(*body);
+          return out;
+        }
+        cancel.cancel();  // drop the connection rather than drain what will not be held
+        return bodyTooLarge(request, options_.maxBodyBytes);
       },
       request.method + " " + request.pathAndQuery, stop);
 }
@@ -205,12 +232,16 @@ Result<HttpResponse> CppRestTransport::stream(const HttpRequest& request, const 
         http_response response = clients_->streams.request(toCppRest(request), cancel.get_token()).get();
         HttpResponse out = headersOf(response);
         if (out.status < 200 || out.status > 299) {
-          auto bytes = response.extract_vector().get();
-          out.body.assign(bytes.begin(), bytes.end());
+          auto body = readBody(response, options_.maxBodyBytes);
+          if (!body) {
+            cancel.cancel();
+            return bodyTooLarge(request, options_.maxBodyBytes);
+          }
+          out.body = std::move(*body);
           return out;
         }
         auto body = response.body().streambuf();
-        LineSplitter lines;
+        LineSplitter lines(options_.maxLineBytes);
         std::array<uint8_t, 64 * 1024> chunk{};
         using Traits = concurrency::streams::streambuf<uint8_t>::traits;
         while (true) {

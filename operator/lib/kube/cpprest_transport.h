@@ -14,6 +14,12 @@ struct TransportOptions {
   // A watch stream with no byte for this long is treated as dead. The API server sends bookmarks about
   // every minute when asked to, so this must be comfortably longer.
   std::chrono::seconds streamIdleTimeout{150};
+  // The most of one response body the operator holds; a larger one fails with kBodyTooLarge (read no
+  // further). A list page of 500 objects of 32 KiB fits; the watcher halves its page until a page fits.
+  std::size_t maxBodyBytes = 16 * 1024 * 1024;
+  // The most of one watch event line held; a longer one reaches the handler cut (StreamLine::cut). The API
+  // server stores objects up to 1.5 MiB (etcd's default request limit) and takes requests up to 3 MiB.
+  std::size_t maxLineBytes = 4 * 1024 * 1024;
 };
 
 // Transport over cpprestsdk (Boost.Asio + OpenSSL). Connections are pooled per client and reused.
@@ -29,7 +35,7 @@ class CppRestTransport final : public Transport {
     friend class CppRestTransport;
     ConstructionKey() = default;
   };
-  CppRestTransport(ConstructionKey, std::unique_ptr<Clients> clients);
+  CppRestTransport(ConstructionKey, std::unique_ptr<Clients> clients, TransportOptions options);
   ~CppRestTransport() override;
 
   Result<HttpResponse> send(const HttpRequest& request, std::stop_token stop = {}) override;
@@ -38,6 +44,7 @@ class CppRestTransport final : public Transport {
 
  private:
   std::unique_ptr<Clients> clients_;
+  TransportOptions options_;
 };
 
 // Checks that PEM material parses (certificate chain, private key, and that they belong together) so that a

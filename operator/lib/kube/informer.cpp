@@ -1,5 +1,6 @@
 #include "kube/informer.h"
 
+#include "common/json_access.h"
 #include "common/log.h"
 
 namespace ipu::kube {
@@ -38,6 +39,19 @@ void Informer::stop() {
 }
 
 void Informer::deliver(WatcherEvent&& event) {
+  if (event.kind == WatcherEvent::Kind::kOversized) {
+    // Not cached (the store keeps the version it had); told to whoever can tell the object's owner.
+    const Json& metadata = member(event.object, "metadata");
+    log::warning("a watch event was larger than the operator reads: this version of the object is ignored",
+                 {{"resource", resource_.path("")},
+                  {"namespace", stringMember(metadata, "namespace")},
+                  {"name", stringMember(metadata, "name")},
+                  {"bytes", std::to_string(event.bytes)}});
+    for (const auto& handlers : handlers_) {
+      if (handlers.onOversized) handlers.onOversized(event.object, event.bytes);
+    }
+    return;
+  }
   if (!event.object.is_null()) {
     stripBookkeeping(event.object);
     if (transform_) transform_(event.object);

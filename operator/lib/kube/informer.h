@@ -18,6 +18,9 @@ struct EventHandlers {
   std::function<void(const ObjectPtr& added)> onAdd;
   std::function<void(const ObjectPtr& old, const ObjectPtr& current)> onUpdate;
   std::function<void(const ObjectPtr& deleted)> onDelete;
+  // A watch event too large to hold (WatcherEvent::kOversized): the object's identity as far as it was
+  // read (skimOversizedEvent) and its size. The cache is unchanged.
+  std::function<void(const Json& identity, std::size_t bytes)> onOversized;
 };
 
 // A Watcher feeding a Store on its own thread, and fanning each change out to handlers (which should be

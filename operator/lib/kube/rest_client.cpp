@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kube/list_parse.h"
+#include "kube/object_skim.h"
 #include "kube/status_error.h"
 
 namespace ipu::kube {
@@ -112,7 +113,10 @@ Result<HttpResponse> RestClient::execute(HttpRequest request, bool idempotent, s
     if (!response) {
       const Error& failure = response.error();
       bool safe = idempotent || failure.reason == kRequestNotSent;
-      if (failure.code == ErrorCode::kCancelled || !safe || attempt >= options_.maxRetries) return failure;
+      // An answer too large to hold is the same answer again.
+      if (failure.code == ErrorCode::kCancelled || failure.reason == kBodyTooLarge || !safe ||
+          attempt >= options_.maxRetries)
+        return failure;
     } else if (response->status >= 200 && response->status <= 299) {
       return response;
     } else {
@@ -262,8 +266,9 @@ Status RestClient::watch(const ResourceRef& resource, const std::string& ns, con
   std::optional<Error> streamError;
   auto response = transport_->stream(
       request,
-      [&](std::string_view line) {
-        auto event = decodeWatchLine(line, what);
+      [&](const StreamLine& line) {
+        if (line.cut()) return onEvent(skimOversizedEvent(line.text, line.bytes));
+        auto event = decodeWatchLine(line.text, what);
         if (!event) {
           streamError = event.error();
           return false;

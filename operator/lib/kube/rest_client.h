@@ -54,6 +54,9 @@ enum class PatchType { kMerge, kJson, kStrategicMerge };
 struct WatchEvent {
   std::string type;  // ADDED, MODIFIED, DELETED, BOOKMARK
   Json object;
+  // Non-zero for an event whose line was longer than the transport holds: `object` is then only the
+  // identity read from its first bytes (skimOversizedEvent), and this its size.
+  std::size_t oversizedBytes = 0;
 };
 
 // One line of a watch response's body (RestClient::watch's decoder; `what` names the watch in messages).

@@ -125,6 +125,8 @@ std::vector<StoreChange> Store::apply(WatcherEvent&& event) {
       changes.push_back({StoreChange::Type::kDeleted, last, last});
       break;
     }
+    case Kind::kOversized:
+      break;  // not held: the store keeps the version it had
   }
   return changes;
 }

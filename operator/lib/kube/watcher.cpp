@@ -2,8 +2,13 @@
 
 #include <algorithm>
 
+#include "common/log.h"
+
 namespace ipu::kube {
 namespace {
+
+// A watcher configured to list all at once (pageSize 0) whose reply was too large pages from here.
+constexpr int64_t kUnpaginatedFallbackPage = 256;
 
 // "" when the object carries none (or, from a misbehaving server, one that is not a string).
 std::string resourceVersionOf(const Json& object) {
@@ -43,6 +48,7 @@ Status Watcher::step(std::stop_token stop, const Sink& sink) {
     case State::kEmpty:
       sink(WatcherEvent{WatcherEvent::Kind::kInit, {}});
       continueToken_.clear();
+      pageLimit_ = config_.pageSize;
       state_ = State::kInitPage;
       return {};
     case State::kInitPage:
@@ -54,12 +60,20 @@ Status Watcher::step(std::stop_token stop, const Sink& sink) {
 }
 
 Status Watcher::listPage(std::stop_token stop, const Sink& sink) {
-  ListOptions options{config_.labelSelector, config_.fieldSelector, config_.pageSize, continueToken_, "",
+  ListOptions options{config_.labelSelector, config_.fieldSelector, pageLimit_, continueToken_, "",
                       config_.skipItemFields};
   // Every informer strips it (stripBookkeeping): often the larger part of a listed object.
   options.skipItemFields.push_back("metadata.managedFields");
   auto page = client_.list(resource_, namespace_, options, stop);
   if (!page) {
+    // Objects larger than a page's share of what the transport holds: ask for fewer (the same continue
+    // token), until one object a page. A single object larger than that is an error, retried with backoff.
+    if (page.error().reason == kBodyTooLarge && pageLimit_ != 1) {
+      pageLimit_ = pageLimit_ > 1 ? pageLimit_ / 2 : kUnpaginatedFallbackPage;
+      log::info("a list page was larger than the operator reads: asking for fewer objects a page",
+                {{"resource", resource_.path(namespace_)}, {"limit", std::to_string(pageLimit_)}});
+      return {};
+    }
     // The continue token expired between pages: the list must start over.
     if (page.error().code == ErrorCode::kGone) state_ = State::kEmpty;
     return page.error();
@@ -93,7 +107,9 @@ Status Watcher::watchFrom(std::stop_token stop, const Sink& sink) {
       resource_, namespace_, options,
       [&](WatchEvent&& event) {
         std::string version = resourceVersionOf(event.object);
-        if (event.type == "ADDED" || event.type == "MODIFIED") {
+        if (event.oversizedBytes > 0) {
+          sink(WatcherEvent{WatcherEvent::Kind::kOversized, std::move(event.object), event.oversizedBytes});
+        } else if (event.type == "ADDED" || event.type == "MODIFIED") {
           sink(WatcherEvent{WatcherEvent::Kind::kApply, std::move(event.object)});
         } else if (event.type == "DELETED") {
           sink(WatcherEvent{WatcherEvent::Kind::kDelete, std::move(event.object)});

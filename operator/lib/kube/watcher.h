@@ -15,14 +15,19 @@ namespace ipu::kube {
 // build the new picture aside and swap it in whole: no half lists, no ghosts of objects deleted while the
 // watch was down.
 struct WatcherEvent {
-  enum class Kind { kInit, kInitApply, kInitDone, kApply, kDelete };
+  // kOversized: a watch event too large to hold (WatchEvent::oversizedBytes); `object` is its identity
+  // only, the cache keeps what it had.
+  enum class Kind { kInit, kInitApply, kInitDone, kApply, kDelete, kOversized };
   Kind kind;
-  Json object;  // for kInitApply, kApply, kDelete
+  Json object;            // for kInitApply, kApply, kDelete, kOversized
+  std::size_t bytes = 0;  // for kOversized
 };
 
 struct WatcherConfig {
   std::string labelSelector;
   std::string fieldSelector;
+  // Objects per list page. A page larger than the transport reads (kBodyTooLarge) is asked again at half
+  // the size, down to one object, for the rest of that list.
   int64_t pageSize = 500;
   // Fields of every listed object its cache drops anyway, left out while a page is parsed (ListOptions);
   // metadata.managedFields always is. Watch events arrive one object at a time and are parsed whole.
@@ -67,6 +72,7 @@ class Watcher {
   Clock& clock_;
   State state_ = State::kEmpty;
   std::string continueToken_;
+  int64_t pageLimit_ = 0;
   std::string resourceVersion_;
   std::string listKind_;
 };

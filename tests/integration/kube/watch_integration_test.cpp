@@ -114,5 +114,57 @@ TEST_F(WatchIntegrationTest, InformerMirrorsChangesAndBookmarksKeepItCheap) {
   EXPECT_EQ(informer.errorCount(), 0u);
 }
 
+// What the operator reads from the API server is bounded, however large the objects tenants write: with
+// caps of 64 KiB a body and 16 KiB a watch line, eight ConfigMaps of 12 KiB are listed by pages halved
+// until they fit (every object arrives, whole), and an update that makes one 40 KiB reaches the informer
+// as too large to hold, named, while the store keeps the version before it and the watch goes on.
+TEST_F(WatchIntegrationTest, PagesAndEventsLargerThanTheClientHoldsAreBoundedNotLost) {
+  kube::TransportOptions small;
+  small.maxBodyBytes = 64 * 1024;
+  small.maxLineBytes = 16 * 1024;
+  auto transport = kube::CppRestTransport::create(config_, small);
+  ASSERT_TRUE(transport.ok()) << transport.error().toString();
+  kube::RestClient capped(std::shared_ptr<kube::Transport>(std::move(*transport)), config_,
+                          kube::ClientOptions{.qps = 500, .burst = 500});
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_TRUE(client()
+                    .create(ResourceRef::configMaps(), ns(),
+                            configMap("big" + std::to_string(i), std::string(12 * 1024, 'a' + i)))
+                    .ok());
+  }
+  // A page of all eight is ~100 KiB: too large at once.
+  auto whole = capped.list(ResourceRef::configMaps(), ns(), kube::ListOptions{.limit = 500});
+  ASSERT_FALSE(whole.ok());
+  EXPECT_EQ(whole.error().reason, kube::kBodyTooLarge) << whole.error().toString();
+
+  kube::Informer informer(capped, ResourceRef::configMaps(), ns());
+  std::mutex mutex;
+  std::vector<std::pair<Json, std::size_t>> oversized;
+  informer.addHandlers({.onOversized = [&](const Json& identity, std::size_t bytes) {
+    std::lock_guard lock(mutex);
+    oversized.emplace_back(identity, bytes);
+  }});
+  informer.start();
+  ASSERT_TRUE(informer.waitForSync(30s));
+  EXPECT_EQ(cached(informer.store()), listed());
+  EXPECT_EQ((*informer.store().get(ns(), "big3"))["data"]["v"], std::string(12 * 1024, 'd'));
+  EXPECT_EQ(informer.errorCount(), 0u);
+
+  const std::string before = (*informer.store().get(ns(), "big3"))["metadata"]["resourceVersion"];
+  ASSERT_TRUE(client()
+                  .patch(ResourceRef::configMaps(), ns(), "big3", kube::PatchType::kMerge,
+                         {{"data", {{"v", std::string(40 * 1024, 'x')}}}})
+                  .ok());
+  ASSERT_TRUE(client().create(ResourceRef::configMaps(), ns(), configMap("after", "1")).ok());
+  ASSERT_TRUE(eventually([&] { return informer.store().get(ns(), "after") != nullptr; }, 30s));
+  std::lock_guard lock(mutex);
+  ASSERT_EQ(oversized.size(), 1u);
+  EXPECT_EQ(oversized[0].first["metadata"]["name"], "big3");
+  EXPECT_EQ(oversized[0].first["metadata"]["namespace"], ns());
+  EXPECT_EQ(oversized[0].first["kind"], "ConfigMap");
+  EXPECT_GT(oversized[0].second, 40u * 1024);
+  EXPECT_EQ((*informer.store().get(ns(), "big3"))["metadata"]["resourceVersion"], before);
+}
+
 }  // namespace
 }  // namespace ipu::testing

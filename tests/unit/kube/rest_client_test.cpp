@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "fake_transport.h"
+#include "kube/object_skim.h"
 #include "skipping_clock.h"
 
 namespace ipu::kube {
@@ -359,8 +360,9 @@ TEST(DecodeWatchLineTest, AStatusWithFieldsOfTheWrongTypeIsStillAnError) {
 TEST(LineSplitterTest, SplitsOnNewlinesAcrossChunks) {
   LineSplitter splitter;
   std::vector<std::string> lines;
-  auto collect = [&](std::string_view line) {
-    lines.emplace_back(line);
+  auto collect = [&](const StreamLine& line) {
+    EXPECT_FALSE(line.cut());
+    lines.emplace_back(line.text);
     return true;
   };
   EXPECT_TRUE(splitter.feed("ab", collect));
@@ -368,7 +370,53 @@ TEST(LineSplitterTest, SplitsOnNewlinesAcrossChunks) {
   EXPECT_TRUE(splitter.feed("c\n\nd\r\ne", collect));
   EXPECT_EQ(lines, (std::vector<std::string>{"abc", "", "d"}));
   EXPECT_TRUE(splitter.hasPartialLine());
-  EXPECT_FALSE(splitter.feed("\nx\ny\n", [&](std::string_view line) { return line != "x"; }));
+  EXPECT_FALSE(splitter.feed("\nx\ny\n", [&](const StreamLine& line) { return line.text != "x"; }));
+}
+
+// A line over the cap is never held whole: its prefix and its length reach the handler, and the lines
+// around it are whole.
+TEST(LineSplitterTest, ALineOverTheCapArrivesCutWithItsLength) {
+  LineSplitter splitter(/*maxLineBytes=*/8);
+  std::vector<std::pair<std::string, std::size_t>> lines;
+  auto collect = [&](const StreamLine& line) {
+    lines.emplace_back(std::string(line.text), line.bytes);
+    return true;
+  };
+  EXPECT_TRUE(splitter.feed("short\n0123", collect));
+  EXPECT_TRUE(splitter.feed("456789abc", collect));
+  EXPECT_TRUE(splitter.feed("def\r\n12345678\nend\n", collect));
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0], (std::pair<std::string, std::size_t>{"short", 5}));
+  EXPECT_EQ(lines[1].first, "01234567");                                      // the cap's worth, no more
+  EXPECT_EQ(lines[1].second, 17u);                                            // "0123456789abcdef\r"
+  EXPECT_EQ(lines[2], (std::pair<std::string, std::size_t>{"12345678", 8}));  // at the cap: whole
+  EXPECT_EQ(lines[3], (std::pair<std::string, std::size_t>{"end", 3}));
+  EXPECT_FALSE(splitter.hasPartialLine());
+  EXPECT_TRUE(splitter.feed(std::string(100, 'x'), collect));
+  EXPECT_TRUE(splitter.hasPartialLine());
+}
+
+// A cut watch event still names its object: type, kind and metadata from its first bytes, nothing else
+// kept, whatever follows.
+TEST(SkimOversizedEventTest, TheIdentityFromThePrefixOfACutEvent) {
+  const std::string line =
+      R"({"type":"MODIFIED","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"w-0",)"
+      R"("namespace":"team","uid":"u1","resourceVersion":"42","labels":{"a":"b"},"ownerReferences":[)"
+      R"({"apiVersion":"graphcore.ai/v1alpha1","kind":"IPUJob","name":"job","uid":"j1","controller":true,)"
+      R"("blockOwnerDeletion":true},{"kind":"Other","name":"x","uid":"o2"}]},"spec":{"containers":[)"
+      R"({"name":"c","env":[{"name":"BIG","value":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx)";
+  const WatchEvent event = skimOversizedEvent(line, 5'000'000);
+  EXPECT_EQ(event.type, "MODIFIED");
+  EXPECT_EQ(event.oversizedBytes, 5'000'000u);
+  EXPECT_EQ(event.object, Json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"w-0",
+      "namespace":"team","uid":"u1","resourceVersion":"42","ownerReferences":[
+      {"apiVersion":"graphcore.ai/v1alpha1","kind":"IPUJob","name":"job","uid":"j1","controller":true},
+      {"kind":"Other","name":"x","uid":"o2"}]}})"));
+  // Cut before the owner references: the identity alone; cut anywhere, never a throw.
+  const WatchEvent early = skimOversizedEvent(line.substr(0, line.find("\"labels\"")), 1);
+  EXPECT_EQ(early.object["metadata"].value("uid", ""), "u1");
+  EXPECT_FALSE(early.object["metadata"].contains("ownerReferences"));
+  for (std::size_t cut = 0; cut <= line.size(); ++cut) skimOversizedEvent(line.substr(0, cut), 1);
 }
 
 }  // namespace

@@ -53,6 +53,8 @@ class WatcherTest : public ::testing::Test {
         return "Apply";
       case Kind::kDelete:
         return "Delete";
+      case Kind::kOversized:
+        return "Oversized";
     }
     return "?";
   }
@@ -154,6 +156,69 @@ TEST_F(WatcherTest, OtherFailuresKeepTheStateAndRunBacksOff) {
   EXPECT_EQ(clock_.sleeps(), (std::vector<std::chrono::milliseconds>{std::chrono::milliseconds(800),
                                                                      std::chrono::milliseconds(1600)}));
   EXPECT_EQ(watcher.resourceVersion(), "7");
+}
+
+// A page larger than the transport holds is asked again at half the size with the same continue token,
+// down to one object; the next list starts at the configured size again.
+TEST_F(WatcherTest, APageTooLargeToHoldIsAskedAgainSmaller) {
+  Error tooLarge = makeError(ErrorCode::kResourceExhausted, "the response is larger than 1024 bytes");
+  tooLarge.reason = kBodyTooLarge;
+  transport_->expectFailure("GET", "/api/v1/namespaces/ml/pods?limit=4", tooLarge)
+      .expectFailure("GET", "/api/v1/namespaces/ml/pods?limit=2", tooLarge)
+      .expect("GET", "/api/v1/namespaces/ml/pods?limit=1", 200,
+              R"({"metadata":{"continue":"c1"},"items":[{"metadata":{"name":"big","namespace":"ml"}}]})")
+      .expect("GET", "/api/v1/namespaces/ml/pods?limit=1&continue=c1", 200,
+              R"({"metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"b","namespace":"ml"}}]})")
+      .expectStream(watchPath("9"),
+                    {R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})"
+                     "\n"})
+      .expectFailure("GET", "/api/v1/namespaces/ml/pods?limit=4", tooLarge)
+      .expectFailure("GET", "/api/v1/namespaces/ml/pods?limit=2", tooLarge)
+      .expectFailure("GET", "/api/v1/namespaces/ml/pods?limit=1", tooLarge);
+  Watcher watcher(client_, ResourceRef::pods(), "ml", WatcherConfig{.pageSize = 4}, clock_);
+  std::vector<Status> results;
+  steps(watcher, 10, &results);
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(results[i].ok(), i != 5) << i;  // 5: the watch's 410
+  EXPECT_EQ(emitted_, (std::vector<std::string>{"Init", "InitApply:big", "InitApply:b", "InitDone", "Init"}));
+  // One object larger than the transport holds: an error, retried (with backoff) at one a page.
+  ASSERT_FALSE(results[9].ok());
+  EXPECT_EQ(results[9].error().reason, kBodyTooLarge);
+  EXPECT_EQ(transport_->remaining(), 0u);
+  EXPECT_EQ(store_.size(), 2u) << "the relist that failed left the store as it was";
+}
+
+// A watch event longer than the transport holds reaches the sink as kOversized with the object's identity;
+// the store keeps what it had, the version moves past it, and the watch goes on.
+TEST_F(WatcherTest, AnEventTooLargeToHoldIsReportedAndSkipped) {
+  transport_->maxLineBytes = 200;
+  const std::string big =
+      Json{{"type", "MODIFIED"},
+           {"object",
+            {{"kind", "Pod"},
+             {"metadata", {{"name", "a"}, {"namespace", "ml"}, {"uid", "u-a"}, {"resourceVersion", "7"}}},
+             {"spec", {{"padding", std::string(1000, 'x')}}}}}}
+          .dump() +
+      "\n";
+  transport_
+      ->expect("GET", "/api/v1/namespaces/ml/pods?limit=500", 200,
+               R"({"metadata":{"resourceVersion":"5"},"items":[{"metadata":{"name":"a","namespace":"ml",)"
+               R"("resourceVersion":"5"}}]})")
+      .expectStream(watchPath("5"), {big.substr(0, 300), big.substr(300), event("ADDED", "b", "8")});
+  Watcher watcher(client_, ResourceRef::pods(), "ml", WatcherConfig{}, clock_);
+  std::vector<WatcherEvent> oversized;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(watcher.step({}, [&](WatcherEvent&& e) {
+      if (e.kind == Kind::kOversized) oversized.push_back(e);
+      store_.apply(std::move(e));
+    }));
+  }
+  ASSERT_EQ(oversized.size(), 1u);
+  EXPECT_EQ(oversized[0].bytes, big.size() - 1);
+  EXPECT_EQ(oversized[0].object["metadata"]["uid"], "u-a");
+  EXPECT_EQ(oversized[0].object["kind"], "Pod");
+  EXPECT_EQ((*store_.get("ml", "a"))["metadata"]["resourceVersion"], "5") << "the cache kept its version";
+  EXPECT_NE(store_.get("ml", "b"), nullptr) << "the watch went on after it";
+  EXPECT_EQ(watcher.resourceVersion(), "8");
 }
 
 // Every behaviour of the store holds in both layouts.
