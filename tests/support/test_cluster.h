@@ -31,6 +31,9 @@ class TestCluster {
   void compactEtcd() const;
   // Installs (or updates) the CRDs in crds/ (IPUJob, IPUQuota) and waits until they are served. Idempotent.
   void installCrds() const;
+  // installCrds() once per process: "" when the CRDs are served, else why not. For a fixture's SetUp, not
+  // SetUpTestSuite: a suite set-up that fails only marks its tests skipped, which a run counts as no failure.
+  const std::string& installCrdsOnce() const;
   // etcdctl against this cluster's etcd.
   RunResult etcdctl(const std::vector<std::string>& args) const;
   // tools/cluster.sh <command> <component> for this cluster (stop, start, restart); fails the caller on

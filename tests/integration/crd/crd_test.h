@@ -12,7 +12,10 @@ namespace ipu::testing {
 
 class CrdTest : public ClusterTest {
  protected:
-  static void SetUpTestSuite() { TestCluster::get().installCrds(); }
+  void SetUp() override {
+    ClusterTest::SetUp();
+    ASSERT_EQ(TestCluster::get().installCrdsOnce(), "") << "the CRDs could not be installed";
+  }
 
   void expectRejected(const std::string& manifest, const std::string& message) {
     auto created = kubectl({"create", "-f", "-"}, RunOptions{.input = manifest});

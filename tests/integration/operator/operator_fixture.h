@@ -101,10 +101,9 @@ inline std::string manifestExitingWith(int exitCode, const std::string& specLine
 
 class OperatorTest : public ClusterTest {
  protected:
-  static void SetUpTestSuite() { TestCluster::get().installCrds(); }
-
   void SetUp() override {
     ClusterTest::SetUp();
+    ASSERT_EQ(TestCluster::get().installCrdsOnce(), "") << "the CRDs could not be installed";
     directory_ = fs::temp_directory_path() / ("ipu-operator-test-" + ns());
     fs::remove_all(directory_);
     fs::create_directories(directory_);
