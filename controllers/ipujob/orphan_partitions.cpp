@@ -18,6 +18,12 @@ std::string partitionIdFor(const std::string& prefix, const std::string& ns, con
          vipu::derivePartitionId(ns, job, instance, vipu::kMaxPartitionIdLength - prefix.size() - 1);
 }
 
+std::string partitionIdBeforeSha256For(const std::string& prefix, const std::string& ns,
+                                       const std::string& job, std::uint32_t instance) {
+  return prefix + "_" +
+         vipu::derivePartitionIdFnv48(ns, job, instance, vipu::kMaxPartitionIdLength - prefix.size() - 1);
+}
+
 bool hasOperatorPrefix(const std::string& prefix, const std::string& id) {
   return id.size() > prefix.size() + 1 && id.compare(0, prefix.size(), prefix) == 0 &&
          id[prefix.size()] == '_';

@@ -23,6 +23,10 @@ using Json = nlohmann::json;
 // users) can share a controller, and only ids with this installation's prefix are ever treated as its own.
 std::string partitionIdFor(const std::string& prefix, const std::string& ns, const std::string& job,
                            std::uint32_t instance);
+// The id earlier builds gave the same instance (vipu::derivePartitionIdFnv48): a job they admitted still
+// holds it. The same as partitionIdFor unless the id was shortened.
+std::string partitionIdBeforeSha256For(const std::string& prefix, const std::string& ns,
+                                       const std::string& job, std::uint32_t instance);
 // Whether `id` was made by partitionIdFor with this prefix ('_' never occurs in Kubernetes names or in a
 // valid prefix, so "<prefix>_" is unambiguous).
 bool hasOperatorPrefix(const std::string& prefix, const std::string& id);

@@ -4,6 +4,7 @@
 #include "common/json_access.h"
 #include "common/log.h"
 #include "ipujob/orphan_partitions.h"
+#include "vipu/ipu_block.h"
 
 namespace ipu::controllers {
 namespace {
@@ -24,6 +25,13 @@ Result<std::optional<Blocked>> sameAsRequested(vipu::VipuApi& api, const std::st
   return std::optional<Blocked>(Blocked{"V-IPU partition " + id + " was removed while being created"});
 }
 
+// Where a partition V-IPU lists is, as describeIpus writes it in status; "" when its IPUs are not one block
+// of the topology (then it cannot be one the operator planned).
+std::string ipusOf(const vipu::Topology& topology, const vipu::Partition& partition) {
+  auto block = vipu::blockOfIpus(topology, partition.spec.ipus);
+  return block ? describeIpus(topology, *block) : "";
+}
+
 }  // namespace
 
 std::string describeIpus(const vipu::Topology& topology, const vipu::IpuBlock& block) {
@@ -37,9 +45,11 @@ std::string describeIpus(const vipu::Topology& topology, const vipu::IpuBlock& b
 
 bool PartitionSteps::derivedForJob(const JobPass& pass, const api::PartitionRecord& record) const {
   if (record.instance < 0) return false;
+  // Ids admitted by earlier builds (an FNV tail when shortened) are this job's too.
   const auto derived = [&](const std::string& prefix) {
-    return record.id == partitionIdFor(prefix, pass.identity.ns, pass.identity.name,
-                                       static_cast<std::uint32_t>(record.instance));
+    const auto instance = static_cast<std::uint32_t>(record.instance);
+    return record.id == partitionIdFor(prefix, pass.identity.ns, pass.identity.name, instance) ||
+           record.id == partitionIdBeforeSha256For(prefix, pass.identity.ns, pass.identity.name, instance);
   };
   return derived(prefix_) || (!legacyPrefix_.empty() && derived(legacyPrefix_));
 }
@@ -120,18 +130,26 @@ Result<PartitionsState> PartitionSteps::inspect(JobPass& pass, const api::IpuJob
     if (!created) return created.error();
     state.kind = created->kind;
     state.message = created->message;
-    state.createdNow = created->kind == PartitionsState::Kind::kActivating;
+    state.createdNow = created->createdNow;
     return state;
   }
   admitter_.end(pass.key, ReservationEnd::kPartitionsExist);  // V-IPU lists them from now on
   for (const auto& partition : held) {
     const auto& current = state.byId.at(partition.id);
+    // Not the partition this job recorded (one left under the same id by an earlier job of this name, or
+    // made by someone else): never adopted, waited on until it is removed.
     if (static_cast<int>(current.size()) != partition.size) {
-      // Not the partition this job recorded (one left under the same id by an earlier job of this name):
-      // never adopted, waited on until it is removed.
       state.kind = PartitionsState::Kind::kBlocked;
       state.message = "V-IPU partition " + partition.id + " exists with " + std::to_string(current.size()) +
                       " IPUs where this job recorded " + std::to_string(partition.size) +
+                      ": it is not this job's; waiting for it to be removed";
+      return state;
+    }
+    if (const std::string where = ipusOf(state.planner->topology(), current);
+        !partition.ipus.empty() && where != partition.ipus) {
+      state.kind = PartitionsState::Kind::kBlocked;
+      state.message = "V-IPU partition " + partition.id + " exists on IPUs " + where +
+                      " where this job recorded " + partition.ipus +
                       ": it is not this job's; waiting for it to be removed";
       return state;
     }
@@ -172,12 +190,18 @@ Result<PartitionsState> PartitionSteps::createMissing(JobPass& pass, const api::
   }
   const Admission& admission = **placed;
   if (admission.placedNow) {
-    // Placed anew: status says where now.
+    // Placed anew: status says where now, before any partition is created there (as for the ids: a crash
+    // after CreatePartition must leave a partition on the IPUs status names, or it is not adopted). The
+    // reservation holds the placement until the next pass creates it.
+    bool moved = false;
     for (auto& record : pass.status.partitions) {
       const vipu::InstancePlacement* placement = admission.placementOf(record.instance);
-      if (record.held() && placement != nullptr)
-        record.ipus = describeIpus(admission.planner->topology(), placement->block);
+      if (!record.held() || placement == nullptr) continue;
+      std::string where = describeIpus(admission.planner->topology(), placement->block);
+      moved = moved || where != record.ipus;
+      record.ipus = std::move(where);
     }
+    if (moved) return state;  // kActivating, nothing created yet: polled again after the status write
   }
   auto blocked = create(pass, target, missing, admission);
   if (!blocked) return blocked.error();
@@ -187,6 +211,7 @@ Result<PartitionsState> PartitionSteps::createMissing(JobPass& pass, const api::
     return state;
   }
   state.kind = PartitionsState::Kind::kActivating;
+  state.createdNow = true;
   return state;
 }
 

@@ -1,5 +1,6 @@
 #include "vipu/partition_id.h"
 
+#include "common/digest.h"
 #include "common/stable_hash.h"
 
 namespace ipu::vipu {
@@ -10,6 +11,17 @@ bool isIdStart(char c) {
 }
 bool isIdChar(char c) {
   return isIdStart(c) || c == '.' || c == '_' || c == '-';
+}
+
+std::string fullId(std::string_view nameSpace, std::string_view job, std::uint32_t instance) {
+  return std::string(nameSpace) + "_" + std::string(job) + "_" + std::to_string(instance);
+}
+
+// The readable start of `id` and '_' + the hash, maxLength in all.
+std::string shortened(const std::string& id, const std::string& hash, std::size_t maxLength) {
+  const std::string tail = "_" + hash;
+  const std::size_t keep = maxLength > tail.size() ? maxLength - tail.size() : 0;
+  return id.substr(0, keep) + tail;
 }
 
 }  // namespace
@@ -36,11 +48,14 @@ Status validatePartitionId(std::string_view id) {
 
 std::string derivePartitionId(std::string_view nameSpace, std::string_view job, std::uint32_t instance,
                               std::size_t maxLength) {
-  std::string id = std::string(nameSpace) + "_" + std::string(job) + "_" + std::to_string(instance);
-  if (id.size() <= maxLength) return id;
-  const std::string tail = "_" + stableHashHex(id, 12);
-  const std::size_t keep = maxLength > tail.size() ? maxLength - tail.size() : 0;
-  return id.substr(0, keep) + tail;
+  std::string id = fullId(nameSpace, job, instance);
+  return id.size() <= maxLength ? id : shortened(id, sha256Hex(id, 24), maxLength);
+}
+
+std::string derivePartitionIdFnv48(std::string_view nameSpace, std::string_view job, std::uint32_t instance,
+                                   std::size_t maxLength) {
+  std::string id = fullId(nameSpace, job, instance);
+  return id.size() <= maxLength ? id : shortened(id, stableHashHex(id, 12), maxLength);
 }
 
 }  // namespace ipu::vipu

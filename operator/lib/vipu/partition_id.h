@@ -17,8 +17,15 @@ inline constexpr std::size_t kMaxPartitionIdLength = 63;
 Status validatePartitionId(std::string_view id);
 
 // "<namespace>_<job>_<instance>": '_' cannot occur in Kubernetes names, so different jobs never share an id.
-// Ids over maxLength keep a readable prefix and end in '_' + 12 hex digits of a hash of the full id.
+// Ids over maxLength keep a readable prefix and end in '_' + 24 hex digits (96 bits) of SHA-256 of the full
+// id: finding two names with one id costs about 2^48 hashes, out of reach of a tenant choosing job names.
 std::string derivePartitionId(std::string_view nameSpace, std::string_view job, std::uint32_t instance,
                               std::size_t maxLength = kMaxPartitionIdLength);
+
+// The id earlier builds derived, whose shortened form ended in 12 hex digits (48 bits) of FNV-1a (a
+// collision in about 2^24 tries): still recognised, so the jobs they admitted keep their partitions across an
+// upgrade; never given to a new job. Equal to derivePartitionId for ids that were not shortened.
+std::string derivePartitionIdFnv48(std::string_view nameSpace, std::string_view job, std::uint32_t instance,
+                                   std::size_t maxLength = kMaxPartitionIdLength);
 
 }  // namespace ipu::vipu

@@ -1,6 +1,6 @@
 // The operator acts only on partitions it derives from a job's own identity: an edited status cannot make it
 // remove another installation's partition, and a partition left under a job's id by an earlier job of the
-// same name is never adopted.
+// same name (of another size, or on other IPUs) is never adopted.
 #include "operator_fixture.h"
 
 namespace ipu::testing {
@@ -54,6 +54,28 @@ TEST_F(PartitionOwnershipTest, APartitionLeftUnderTheJobsIdWithAnotherShapeIsNev
   const auto own = partition(id);
   ASSERT_TRUE(own.has_value());
   EXPECT_EQ(own->size(), 4u);
+}
+
+// The same, with a leftover of the job's own size: it is on other IPUs than the job's admission recorded
+// (those were taken by it), so it is not the job's either.
+TEST_F(PartitionOwnershipTest, APartitionLeftUnderTheJobsIdOnOtherIpusIsNeverAdopted) {
+  const std::string id = defaultPartitionId("moved");
+  ASSERT_TRUE(eventually(
+      [&] { return operator_->stderrText().find("controller started") != std::string::npos; }, 60s));
+  ASSERT_TRUE(vipu_->createPartition(vipu::PartitionRequest{.id = id, .size = 4}));
+  const std::string job = createJob(jobNamed("moved"));
+  ASSERT_TRUE(saysInLastMessage(job, "exists on IPUs "));
+  const std::string message = jobStatus(job).value("lastMessage", "");
+  const std::string recorded = jobStatus(job)["partitions"][0].value("ipus", "");
+  EXPECT_NE(message.find(" where this job recorded " + recorded + ": it is not this job's"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(phaseOf(job), "Running");
+  EXPECT_TRUE(getJson("pod", job + "-worker-0").is_null()) << "a worker started on somebody else's partition";
+
+  ASSERT_TRUE(vipu_->removePartition(id, true));
+  ASSERT_TRUE(reachesPhase(job, "Running", 60s));
+  EXPECT_EQ(jobStatus(job)["partitions"][0].value("ipus", ""), recorded);
 }
 
 class OrphanSweepTest : public OperatorTest {

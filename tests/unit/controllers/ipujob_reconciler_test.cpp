@@ -225,6 +225,34 @@ TEST_F(ReconcilerTest, AdmissionRecordsThePartitionIdsConditionallyBeforeCreatin
   EXPECT_EQ(events_.reasons, (std::vector<std::string>{"Admitted"})) << "a routine step is no Event";
 }
 
+// A process that starts after the admission was written (its reservation gone) while someone else took the
+// recorded IPUs places the job again, writes where before it creates anything there, and creates it in the
+// next pass: a crash in between leaves a partition on the IPUs status names, never one it would not adopt.
+TEST_F(ReconcilerTest, APlacementMadeAgainIsRecordedBeforeItsPartitionIsCreated) {
+  job_ = jobObject("");
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::awaitChange());
+  ASSERT_EQ(job_["status"]["partitions"][0]["ipus"], "ild0:0-3");
+  ASSERT_TRUE(vipu_->createPartition(vipu::PartitionRequest{.id = "somebody-else", .size = 4}).ok());
+  inventory_->refresh();
+  admitter_ = std::make_unique<Admitter>(*inventory_, jobs_);  // a new process: no reservation
+  makeReconciler("");
+
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::requeue(500ms));
+  EXPECT_EQ(lastStatusPatch_["status"]["partitions"][0]["ipus"], "ild0:4-7");
+  EXPECT_FALSE(partition(kPartition)) << "created before status said where";
+
+  EXPECT_EQ(pass(), Action::requeue(500ms));
+  ASSERT_TRUE(partition(kPartition));
+  const auto theirs = partition("somebody-else");
+  ASSERT_TRUE(theirs);
+  const auto ours = partition(kPartition);
+  for (const auto& ipu : ours->spec.ipus) {
+    EXPECT_EQ(std::count(theirs->spec.ipus.begin(), theirs->spec.ipus.end(), ipu), 0);
+  }
+}
+
 TEST_F(ReconcilerTest, ActivePartitionsGetTheServiceAndThePodsThenTheJobRuns) {
   runToRunning();
   const auto played = transport_->played();

@@ -1,8 +1,12 @@
 #include "vipu/topology.h"
 
+#include <array>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <openssl/sha.h>
 
+#include "common/stable_hash.h"
 #include "vipu/backoff.h"
 #include "vipu/ipu_block.h"
 #include "vipu/partition_id.h"
@@ -114,6 +118,71 @@ TEST(VipuPartitionIdTest, DerivesUniqueBoundedIds) {
   EXPECT_TRUE(validatePartitionId(first));
   EXPECT_EQ(first, derivePartitionId("team", longJob, 0));  // stable
   EXPECT_EQ(derivePartitionId("ns", longJob, 0, 36).size(), 36u);
+}
+
+// A shortened id used to end in 48 bits of FNV-1a: a birthday search over job names finds two names with one
+// id in about 2^24 tries (Brent's cycle finding over name -> tail, so in constant memory, about a second).
+// The same two names get different ids now, whose tail is SHA-256 as OpenSSL computes it; the earlier form
+// is still derived exactly as it was, for the jobs admitted with it.
+TEST(VipuPartitionIdTest, TheOldTailCollidesOnPurposeAndTheNewOneDoesNot) {
+  const std::string ns(60, 'n');
+  const auto jobName = [](std::uint64_t x) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string name = "j";
+    for (int shift = 44; shift >= 0; shift -= 4) name.push_back(kHex[(x >> shift) & 0xf]);
+    return name;
+  };
+  // FNV-1a of "<ns>_<jobName(x)>_0", low 48 bits: the state after "<ns>_j" once, then x's 12 hex digits and
+  // "_0", byte by byte without building the name.
+  constexpr std::uint64_t kPrime = 1099511628211ull;
+  const auto mix = [](std::uint64_t hash, unsigned char byte) { return (hash ^ byte) * kPrime; };
+  std::uint64_t prefixState = 14695981039346656037ull;
+  for (char c : ns + "_j") prefixState = mix(prefixState, static_cast<unsigned char>(c));
+  const auto tail = [&](std::uint64_t x) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::uint64_t hash = prefixState;
+    for (int shift = 44; shift >= 0; shift -= 4) hash = mix(hash, kHex[(x >> shift) & 0xf]);
+    return mix(mix(hash, '_'), '0') & 0xffffffffffffull;
+  };
+  std::uint64_t first = 0, second = 0;
+  for (std::uint64_t start = 1; first == second; ++start) {
+    std::uint64_t power = 1, length = 1, tortoise = start, hare = tail(start);
+    while (tortoise != hare) {
+      if (power == length) {
+        tortoise = hare;
+        power *= 2;
+        length = 0;
+      }
+      hare = tail(hare);
+      ++length;
+    }
+    tortoise = hare = start;
+    for (std::uint64_t i = 0; i < length; ++i) hare = tail(hare);
+    while (tortoise != hare) {  // they meet where the path joins the cycle: the step before is the collision
+      first = tortoise;
+      second = hare;
+      tortoise = tail(tortoise);
+      hare = tail(hare);
+    }
+  }
+  const std::string a = jobName(first), b = jobName(second);
+  ASSERT_NE(a, b);
+  EXPECT_EQ(derivePartitionIdFnv48(ns, a, 0), derivePartitionIdFnv48(ns, b, 0)) << a << " " << b;
+  EXPECT_NE(derivePartitionId(ns, a, 0), derivePartitionId(ns, b, 0)) << a << " " << b;
+
+  const std::string full = ns + "_" + a + "_0";
+  std::array<unsigned char, SHA256_DIGEST_LENGTH> digest{};
+  SHA256(reinterpret_cast<const unsigned char*>(full.data()), full.size(), digest.data());
+  std::string hex;
+  for (unsigned char byte : digest)
+    hex += std::string{"0123456789abcdef"[byte >> 4], "0123456789abcdef"[byte & 0xf]};
+  const std::string id = derivePartitionId(ns, a, 0);
+  EXPECT_EQ(id.size(), kMaxPartitionIdLength);
+  EXPECT_EQ(id, full.substr(0, kMaxPartitionIdLength - 25) + "_" + hex.substr(0, 24));
+  // Ids short enough to stay whole are the same in both forms: jobs admitted before keep them.
+  EXPECT_EQ(derivePartitionId("team", "bert", 3), derivePartitionIdFnv48("team", "bert", 3));
+  EXPECT_EQ(derivePartitionIdFnv48(ns, a, 0),
+            full.substr(0, kMaxPartitionIdLength - 13) + "_" + stableHashHex(full, 12));
 }
 
 TEST(VipuPoplarTargetOptionsTest, FollowsTheDocumentedRules) {
