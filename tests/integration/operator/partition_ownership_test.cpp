@@ -56,13 +56,16 @@ TEST_F(PartitionOwnershipTest, APartitionLeftUnderTheJobsIdWithAnotherShapeIsNev
   EXPECT_EQ(own->size(), 4u);
 }
 
-// The same, with a leftover of the job's own size: it is on other IPUs than the job's admission recorded
-// (those were taken by it), so it is not the job's either.
+// The same, with a leftover of the job's own size on IPUs 4-7 (a filler held 0-3 while it was made): the job
+// is admitted to the first free IPUs, 0-3, so the leftover is on other IPUs than its admission recorded and
+// is not the job's either.
 TEST_F(PartitionOwnershipTest, APartitionLeftUnderTheJobsIdOnOtherIpusIsNeverAdopted) {
   const std::string id = defaultPartitionId("moved");
   ASSERT_TRUE(eventually(
       [&] { return operator_->stderrText().find("controller started") != std::string::npos; }, 60s));
+  ASSERT_TRUE(vipu_->createPartition(vipu::PartitionRequest{.id = "filler", .size = 4}));
   ASSERT_TRUE(vipu_->createPartition(vipu::PartitionRequest{.id = id, .size = 4}));
+  ASSERT_TRUE(vipu_->removePartition("filler", true));
   const std::string job = createJob(jobNamed("moved"));
   ASSERT_TRUE(saysInLastMessage(job, "exists on IPUs "));
   const std::string message = jobStatus(job).value("lastMessage", "");
