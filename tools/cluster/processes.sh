@@ -44,10 +44,28 @@ proc_restart() {
 proc_pid() { cat "$cluster_dir/pids/$1.pid" 2>/dev/null || true; }
 
 # proc_alive <name>: the recorded pid runs and its command line mentions this cluster's directory.
+# A process in the middle of exec (just started: setsid becoming the component) reads back an empty command
+# line for a moment, as a zombie does: read again while the process is there and not a zombie, so a component
+# that has only just been started is never taken for one that exited.
 proc_alive() {
-  local pid; pid=$(proc_pid "$1")
-  [[ -n $pid && -r /proc/$pid/cmdline ]] || return 1
-  tr '\0' ' ' < "/proc/$pid/cmdline" | grep -qF -- "$cluster_dir"
+  local pid stat state cmdline tries
+  pid=$(proc_pid "$1")
+  [[ -n $pid ]] || return 1
+  for ((tries = 0; tries < 20; tries++)); do
+    stat=$(cat "/proc/$pid/stat" 2> /dev/null) || return 1
+    state=${stat##*) }
+    state=${state%% *}
+    [[ $state != Z && $state != X ]] || return 1
+    cmdline=$(tr '\0' ' ' < "/proc/$pid/cmdline" 2> /dev/null) || return 1
+    # (An explicit status: a bare return in the EXIT trap, which stops what a failed start started, would
+    # return the status the script was exiting with.)
+    if [[ -n $cmdline ]]; then
+      if [[ $cmdline == *"$cluster_dir"* ]]; then return 0; fi
+      return 1
+    fi
+    sleep 0.05
+  done
+  return 1
 }
 
 proc_log_tail() {
