@@ -52,7 +52,12 @@ vipu=127.0.0.1:$(cat "$vipu_port_file")
 echo "vipu-sim (POD64: 64 IPUs) serves the V-IPU API on $vipu" >&2
 
 "${kubectl[@]}" apply -f crds/ > /dev/null
-"${kubectl[@]}" wait --for condition=established crd/ipujobs.graphcore.ai --timeout 60s > /dev/null
+# kubectl wait fails at once on a CRD whose status has no conditions yet: asked again for up to a minute.
+for ((tries = 0; ; tries++)); do
+  "${kubectl[@]}" wait --for condition=established crd/ipujobs.graphcore.ai --timeout 10s > /dev/null 2>&1 && break
+  ((tries < 30)) || { echo "demo: the IPUJob CRD was not established within a minute" >&2; exit 1; }
+  sleep 2
+done
 runtime_flags=()
 [[ -n ${IPU_CLUSTER_IMAGE_IPU_RUNTIME:-} ]] &&
   runtime_flags=(--runtime-image "$IPU_CLUSTER_IMAGE_IPU_RUNTIME" --runtime-image-pull-policy Never)

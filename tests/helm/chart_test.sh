@@ -464,9 +464,23 @@ elif ! server_json=$("$kubectl" version -o json 2> "$work/version.err"); then
 else
   server_version=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])' <<< "$server_json")
   kube_version=$server_version
+  # kubectl wait fails at once, instead of waiting, on a CRD whose status has no conditions yet (one just
+  # created, here or by a test running beside this one): asked again for up to a minute.
+  established() {
+    local tries answer
+    for ((tries = 0; tries < 30; tries++)); do
+      if answer=$("$kubectl" wait --for=condition=Established --timeout=10s \
+        crd/ipujobs.graphcore.ai crd/ipuquotas.graphcore.ai 2>&1); then
+        echo "$answer"
+        return 0
+      fi
+      sleep 2
+    done
+    echo "$answer"
+    return 1
+  }
   if output=$("$kubectl" apply --server-side --field-manager=ipu-operator-chart-test -f "$chart/crds/" 2>&1) &&
-    output+=$'\n'$("$kubectl" wait --for=condition=Established --timeout=60s \
-      crd/ipujobs.graphcore.ai crd/ipuquotas.graphcore.ai 2>&1); then
+    output+=$'\n'$(established); then
     pass "the chart's CRDs apply server-side and are Established (Kubernetes $server_version)"
   else
     fail "the chart's CRDs apply server-side and are Established (Kubernetes $server_version)" "$output"
