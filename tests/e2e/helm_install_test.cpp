@@ -175,15 +175,18 @@ TEST_F(HelmInstallTest, InstallRunJobsSurviveTheLeaderUpgradeAndUninstall) {
 
   // --- a user's manifest, unchanged, on the simulated node: admitted, its worker Running (it passed the
   // policy).
+  // A job's one worker Running on its simulated node: its pod passed the namespace's policy.
+  const auto workerRuns = [&](const std::string& job) {
+    return eventually(
+        [&] {
+          const Json pod = getJson("pod", job + "-worker-0");
+          return pod.is_object() && pod["status"].value("phase", "") == "Running";
+        },
+        120s);
+  };
   const std::string exampleJob = createJob(readFile(kFourIpuManifest));
-  ASSERT_TRUE(eventually(
-      [&] {
-        const Json pod = getJson("pod", exampleJob + "-worker-0");
-        return pod.is_object() && pod["status"].value("phase", "") == "Running";
-      },
-      120s))
-      << jobStatus(exampleJob).dump() << "\n"
-      << kubectl({"get", "events"}).out;
+  ASSERT_TRUE(workerRuns(exampleJob)) << jobStatus(exampleJob).dump() << "\n"
+                                      << kubectl({"get", "events"}).out;
   EXPECT_FALSE(jobStatus(exampleJob)["partitions"].empty()) << jobStatus(exampleJob).dump();
 
   // --- the users' 64-IPU manifest, unchanged: it waits while the first holds 4 of the 64 IPUs, then is
@@ -193,14 +196,7 @@ TEST_F(HelmInstallTest, InstallRunJobsSurviveTheLeaderUpgradeAndUninstall) {
   ASSERT_TRUE(reachesPhase(bigJob, "Queued", 60s)) << jobStatus(bigJob).dump();
   EXPECT_TRUE(podsOf(bigJob).empty()) << "started while the IPUs were taken";
   ASSERT_TRUE(kubectl({"delete", "ipujob", exampleJob, "--timeout", "60s"}).ok());
-  ASSERT_TRUE(eventually(
-      [&] {
-        const Json pod = getJson("pod", bigJob + "-worker-0");
-        return pod.is_object() && pod["status"].value("phase", "") == "Running";
-      },
-      120s))
-      << jobStatus(bigJob).dump() << "\n"
-      << kubectl({"get", "events"}).out;
+  ASSERT_TRUE(workerRuns(bigJob)) << jobStatus(bigJob).dump() << "\n" << kubectl({"get", "events"}).out;
   ASSERT_TRUE(kubectl({"delete", "ipujob", bigJob, "--timeout", "60s"}).ok());
 
   // --- a job on the real node, while the leader pod is killed: the standby takes over and finishes it.
