@@ -9,16 +9,20 @@ bool isIpuJobReference(const nlohmann::json& reference) {
          stringMember(reference, "apiVersion").starts_with(std::string(api::kGroup) + "/");
 }
 
-ChildHolder holderOf(const nlohmann::json& object, const api::ObjectIdentity& job) {
+const nlohmann::json* controllerReferenceOf(const nlohmann::json& object) {
   const nlohmann::json& references = member(member(object, "metadata"), "ownerReferences");
-  if (!references.is_array()) return ChildHolder::kSomebodyElse;
+  if (!references.is_array()) return nullptr;
   for (const nlohmann::json& reference : references) {
-    if (!reference.is_object() || reference.value("controller", false) != true) continue;
-    if (!isIpuJobReference(reference) || stringMember(reference, "name") != job.name)
-      return ChildHolder::kSomebodyElse;
-    return stringMember(reference, "uid") == job.uid ? ChildHolder::kThisJob : ChildHolder::kEarlierJob;
+    if (reference.is_object() && reference.value("controller", false) == true) return &reference;
   }
-  return ChildHolder::kSomebodyElse;
+  return nullptr;
+}
+
+ChildHolder holderOf(const nlohmann::json& object, const api::ObjectIdentity& job) {
+  const nlohmann::json* reference = controllerReferenceOf(object);
+  if (reference == nullptr || !isIpuJobReference(*reference) || stringMember(*reference, "name") != job.name)
+    return ChildHolder::kSomebodyElse;
+  return stringMember(*reference, "uid") == job.uid ? ChildHolder::kThisJob : ChildHolder::kEarlierJob;
 }
 
 }  // namespace ipu::controllers

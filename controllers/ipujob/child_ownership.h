@@ -17,6 +17,9 @@ enum class ChildHolder {
 // Whether an ownerReference names an IPUJob (its kind, in the graphcore.ai group at any version).
 bool isIpuJobReference(const nlohmann::json& reference);
 
+// The object's controller ownerReference (the one with controller: true), or nullptr.
+const nlohmann::json* controllerReferenceOf(const nlohmann::json& object);
+
 // Judged by the controller ownerReference alone (labels can be set by anyone; a uid cannot be reused).
 ChildHolder holderOf(const nlohmann::json& object, const api::ObjectIdentity& job);
 

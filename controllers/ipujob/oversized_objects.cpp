@@ -11,16 +11,11 @@ std::optional<kube::ObjectReference> jobOfOversized(const nlohmann::json& identi
   const nlohmann::json& metadata = member(identity, "metadata");
   const std::string ns = stringMember(metadata, "namespace");
   if (isIpuJobReference(identity)) return kube::referenceTo(identity);
-  const nlohmann::json& references = member(metadata, "ownerReferences");
-  if (!references.is_array()) return std::nullopt;
-  for (const nlohmann::json& reference : references) {
-    if (!reference.is_object() || reference.value("controller", false) != true) continue;
-    if (!isIpuJobReference(reference)) return std::nullopt;
-    return kube::ObjectReference{
-        stringMember(reference, "apiVersion"), api::kKind, ns, stringMember(reference, "name"),
-        stringMember(reference, "uid"),        ""};
-  }
-  return std::nullopt;
+  const nlohmann::json* reference = controllerReferenceOf(identity);
+  if (reference == nullptr || !isIpuJobReference(*reference)) return std::nullopt;
+  return kube::ObjectReference{
+      stringMember(*reference, "apiVersion"), api::kKind, ns, stringMember(*reference, "name"),
+      stringMember(*reference, "uid"),        ""};
 }
 
 void reportOversized(kube::EventRecorder& events, const nlohmann::json& identity, std::size_t bytes) {
