@@ -107,7 +107,7 @@ int runLaunch(const std::vector<std::string>& args) {
   launch::LaunchOptions options;
   options.shape = launch::shapeFromEnvironment(getEnv);
   options.hosts = launch::peersFromEnvironment(getEnv, options.shape.workers);
-  options.credentials = remote::Credentials::load(remote::credentialsDirectory());
+  options.credentials = remote::podCredentials();
   options.command = command;
   options.userLauncher = userLauncher;
   options.agentPort = remote::agentPort();
@@ -130,7 +130,7 @@ int runAgent(const std::vector<std::string>& args) {
   } else if (!args.empty()) {
     return usageError("agent takes no arguments but --port N");
   }
-  remote::AgentOptions options{remote::Credentials::load(remote::credentialsDirectory()),
+  remote::AgentOptions options{remote::podCredentials(),
                                port ? *port : remote::agentPort(),
                                hostName(),
                                env(contract::kEnvTerminationLog),
@@ -141,7 +141,7 @@ int runAgent(const std::vector<std::string>& args) {
 
 int runRsh(const std::vector<std::string>& args) {
   if (args.size() < 2) return usageError("rsh needs a host and a command");
-  remote::RshOptions options{remote::Credentials::load(remote::credentialsDirectory()),
+  remote::RshOptions options{remote::podCredentials(),
                              args[0],
                              {args.begin() + 1, args.end()},
                              splitPeers(env(contract::kEnvPeers)),

@@ -56,7 +56,7 @@ bool AdmissionSteps::refusedTemplate(JobPass& pass, const api::IpuJob& job) {
     return true;
   }
   // Worker 0 as it would be made: what cannot be built fails now, before IPUs are held for it.
-  if (auto built = tryBuildWorkerPod(job, 0, PartitionAssignment{}, options_.pods); !built) {
+  if (auto built = tryBuildWorkerPod(job, 0, WorkerAssignment{}, options_.pods); !built) {
     pass.setPhase(kPhaseFailed, "InvalidSpec", built.error().message);
     return true;
   }

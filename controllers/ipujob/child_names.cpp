@@ -65,7 +65,15 @@ std::string jobLabelValue(const std::string& jobName) {
   return cutWithHash(jobName, kMaxLabel - 1 - kHashDigits, jobName);
 }
 
-std::string runtimeSecretName(const api::ObjectIdentity& job) {
+std::string runtimeSecretGenerateName(const std::string& jobName) {
+  constexpr std::string_view kTail = "-ipu-runtime-";
+  constexpr std::size_t kGeneratedSuffix = 5;  // what the API server appends to a generateName
+  if (jobName.size() + kTail.size() + kGeneratedSuffix <= kMaxSubdomain) return jobName + std::string(kTail);
+  return cutWithHash(jobName, kMaxSubdomain - kGeneratedSuffix - kTail.size() - 1 - kHashDigits, jobName) +
+         std::string(kTail);
+}
+
+std::string legacyRuntimeSecretName(const api::ObjectIdentity& job) {
   const std::string tail = "-ipu-runtime-" + stableHashHex(job.uid, kHashDigits);
   if (job.name.size() + tail.size() <= kMaxSubdomain) return job.name + tail;
   return cutWithHash(job.name, kMaxSubdomain - tail.size() - 1 - kHashDigits, job.name) + tail;

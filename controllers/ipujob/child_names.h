@@ -32,9 +32,14 @@ std::string headlessServiceName(const std::string& jobName);
 // ownerReference, never by label.
 std::string jobLabelValue(const std::string& jobName);
 
-// The Secret with the job's runtime credentials (a DNS subdomain, 253): "<job>-ipu-runtime-<8 hex digits of
-// a hash of the job's uid>", the name cut with a hash when longer. The uid makes the name the job's alone, so
-// an AlreadyExists is this job's own Secret: the operator never needs to read Secrets to tell.
-std::string runtimeSecretName(const api::ObjectIdentity& job);
+// The generateName of the Secret with the job's runtime credentials: "<job>-ipu-runtime-", the job's name
+// cut with a hash when the generated name (5 characters more) would pass a DNS subdomain's 253. The API
+// server completes it at creation, so nobody can create the job's Secret first (status.runtimeSecret).
+std::string runtimeSecretGenerateName(const std::string& jobName);
+
+// The name versions before status.runtimeSecret gave the Secret: "<job>-ipu-runtime-<8 hex digits of a hash
+// of the job's uid>". Known as soon as the job exists, so anybody who may create Secrets could create one
+// under it first; used only for the pods of a job made by such a version, which mount it already.
+std::string legacyRuntimeSecretName(const api::ObjectIdentity& job);
 
 }  // namespace ipu::controllers

@@ -121,9 +121,21 @@ StepOutcome IpuJobReconciler::step(JobPass& pass) {
   }
   const api::IpuJob& job = *pass.parsed;
   if (job.spec.suspend) return release_.suspend(pass);
-  if (!pass.holdsPartitions()) return admission_.admit(pass, job);
+  if (!pass.holdsPartitions()) return admit(pass, job);
   if (auto drift = shapeDrift(pass.status, job.spec)) return release_.reshape(pass, *drift);
   return run(pass, job);
+}
+
+StepOutcome IpuJobReconciler::admit(JobPass& pass, const api::IpuJob& job) {
+  StepOutcome outcome = admission_.admit(pass, job);
+  if (outcome.decision != StepOutcome::Decision::kAdmitted) return outcome;
+  // The runtime Secret is recorded by the admission's own write, which saves the job a write of its own
+  // before its pods. Not made here (the API server refused it for now), it is made before the first pod.
+  if (Status issued = workers_.issueRuntimeSecret(pass, job); !issued) {
+    log::warning("could not create the runtime Secret at admission; creating it before the pods",
+                 {{"job", pass.key}, {"error", issued.error().toString()}});
+  }
+  return outcome;
 }
 
 StepOutcome IpuJobReconciler::run(JobPass& pass, const api::IpuJob& job) {
@@ -203,6 +215,9 @@ StepOutcome IpuJobReconciler::runWorkers(JobPass& pass, const api::IpuJob& job,
         return pass.fail("NameTaken", created->message);
       case ChildrenState::Kind::kInvalidSpec:
         return pass.fail("InvalidSpec", created->message);
+      case ChildrenState::Kind::kSecretRecorded:
+        // Only if the job is still the version read: a pass that read it stale must never record another.
+        return StepOutcome::decided(StepOutcome::Decision::kRuntimeSecretRecorded, Action::requeueNow());
     }
   }
   const PodLimits limits{pass.now, options_.podStartTimeout, options_.podDeletionTimeout};

@@ -69,6 +69,8 @@ class IpuJobReconciler final : public ctrl::Reconciler {
   Result<Action> cleanup(const Json& job);
   // The step the job's state calls for.
   StepOutcome step(JobPass& pass);
+  // Admission, and at the admission the runtime Secret its pods will mount (in the same status write).
+  StepOutcome admit(JobPass& pass, const api::IpuJob& job);
   StepOutcome run(JobPass& pass, const api::IpuJob& job);
   StepOutcome runWorkers(JobPass& pass, const api::IpuJob& job, const PartitionsState& partitions,
                          std::optional<Clock::Duration> deadlineIn);

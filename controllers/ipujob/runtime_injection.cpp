@@ -1,5 +1,8 @@
 #include "ipujob/runtime_injection.h"
 
+#include <cstdint>
+
+#include "common/json_access.h"
 #include "contract/runtime_contract.h"
 #include "ipujob/pod_json.h"
 #include "ipujob/worker_pod.h"
@@ -13,6 +16,21 @@ constexpr const char* kRuntimeVolume = "ipu-runtime";
 constexpr const char* kCredentialsVolume = "ipu-runtime-tls";
 constexpr const char* kInstallContainer = "ipu-runtime-install";
 constexpr const char* kDefaultTerminationLog = "/dev/termination-log";
+// The job's key is for the worker container's user only (root, unless the pod says otherwise: then its
+// fsGroup, to which the kubelet adds group read).
+constexpr int kCredentialsMode = 0400;
+
+// The user the first container runs as, when the pod says (its own securityContext wins over the pod's).
+std::optional<std::int64_t> workerRunAsUser(const Json& podSpec) {
+  const Json& containers = member(podSpec, "containers");
+  static const Json kNone;
+  const Json& worker = containers.is_array() && !containers.empty() ? containers[0] : kNone;
+  for (const Json* context : {&member(worker, "securityContext"), &member(podSpec, "securityContext")}) {
+    if (const Json& user = member(*context, "runAsUser"); user.is_number_integer())
+      return user.get<std::int64_t>();
+  }
+  return std::nullopt;
+}
 
 void addMount(Json& container, const std::string& volume, const std::string& path, bool readOnly) {
   Json& mounts = arrayMember(container, "volumeMounts");
@@ -105,18 +123,25 @@ std::string runtimeIdentity(const api::ObjectIdentity& job) {
   return job.ns + "/" + job.name + "/" + job.uid;
 }
 
-Json buildRuntimeSecret(const api::IpuJob& job, const std::string& caPem, const std::string& certPem,
-                        const std::string& keyPem) {
+Json buildRuntimeSecret(const api::IpuJob& job, const runtime::pki::JobCredentials& credentials) {
   return {{"apiVersion", "v1"},
           {"kind", "Secret"},
           {"metadata",
-           {{"name", runtimeSecretName(job.identity)},
+           {{"generateName", runtimeSecretGenerateName(job.identity.name)},
             {"namespace", job.identity.ns},
             {"labels", {{kJobNameLabel, jobLabelValue(job.identity.name)}}},
             {"ownerReferences", Json::array({ownerReferenceTo(job.identity)})}}},
           {"type", "kubernetes.io/tls"},
+          {"immutable", true},
           {"stringData",
-           {{contract::kCaFile, caPem}, {contract::kCertFile, certPem}, {contract::kKeyFile, keyPem}}}};
+           {{contract::kCaFile, credentials.caCertPem},
+            {contract::kCertFile, credentials.certPem},
+            {contract::kKeyFile, credentials.keyPem}}}};
+}
+
+api::RuntimeSecretRecord runtimeSecretRecord(const std::string& name,
+                                             const runtime::pki::JobCredentials& credentials) {
+  return {name, runtime::pki::pemDigest(credentials.caCertPem)};
 }
 
 std::string instancePeers(const api::IpuJob& job, int workerIndex) {
@@ -130,7 +155,8 @@ std::string instancePeers(const api::IpuJob& job, int workerIndex) {
   return peers;
 }
 
-void injectRuntime(Json& podSpec, const api::IpuJob& job, int workerIndex, const RuntimeOptions& options) {
+void injectRuntime(Json& podSpec, const api::IpuJob& job, int workerIndex, const RuntimeOptions& options,
+                   const api::RuntimeSecretRecord& secret) {
   if (options.image.empty() || !podSpec["containers"].is_array() || podSpec["containers"].empty()) return;
   const api::IpuJobSpec& spec = job.spec;
   const WorkerRole role = workerRole(spec, workerIndex);
@@ -151,8 +177,9 @@ void injectRuntime(Json& podSpec, const api::IpuJob& job, int workerIndex, const
   if (needsRuntimeCredentials(spec)) {
     addNamed(arrayMember(podSpec, "volumes"),
              {{"name", kCredentialsVolume},
-              {"secret", {{"secretName", runtimeSecretName(job.identity)}, {"defaultMode", 0444}}}});
+              {"secret", {{"secretName", secret.name}, {"defaultMode", kCredentialsMode}}}});
     addMount(worker, kCredentialsVolume, contract::kCredentialsDir, true);
+    if (!secret.caSha256.empty()) setEnv(arrayMember(worker, "env"), contract::kEnvCaSha256, secret.caSha256);
   }
   setEnv(arrayMember(worker, "env"), contract::kEnvPeers, instancePeers(job, workerIndex));
   const Json& path = worker.contains("terminationMessagePath") ? worker["terminationMessagePath"] : Json();
@@ -161,6 +188,18 @@ void injectRuntime(Json& podSpec, const api::IpuJob& job, int workerIndex, const
   defaultEnv(arrayMember(worker, "env"), contract::kEnvOmpiRshAgent,
              std::string(contract::kBinary) + " " + contract::kRshCommand);
   if (role == WorkerRole::kLaunch) applyLauncherEnv(worker, spec);
+}
+
+std::optional<std::string> runtimeKeyUnreadable(const Json& podSpec, const api::IpuJobSpec& spec,
+                                                const RuntimeOptions& options) {
+  if (options.image.empty() || !needsRuntimeCredentials(spec)) return std::nullopt;
+  const auto user = workerRunAsUser(podSpec);
+  if (!user || *user == 0 || member(member(podSpec, "securityContext"), "fsGroup").is_number_integer())
+    return std::nullopt;
+  return "spec.workers.template: the worker container runs as user " + std::to_string(*user) +
+         " and the pod sets no securityContext.fsGroup, so ipu-runtime could not read the job's key (mounted "
+         "readable by its owner, root, only): set spec.securityContext.fsGroup (any group; the kubelet makes "
+         "the key readable by it)";
 }
 
 std::optional<std::string> launcherNotRunMessage(const api::IpuJobSpec& spec, const RuntimeOptions& options) {

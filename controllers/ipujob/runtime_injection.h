@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "api/ipujob.h"
+#include "api/ipujob_status.h"
 #include "ipujob/child_names.h"
+#include "tls/pki.h"
 
 // What the operator injects into a worker pod so that ipu-runtime runs the job (docs/architecture.md,
 // "Runtime and launch"): the init container that installs the runtime, the worker container's command wrapped
@@ -36,9 +38,14 @@ bool needsRuntimeCredentials(const api::IpuJobSpec& spec);
 // gets a new identity, so its predecessor's pods can never talk to it).
 std::string runtimeIdentity(const api::ObjectIdentity& job);
 
-// The Secret (type kubernetes.io/tls, plus ca.crt) with the job's CA and key pair, owned by the job.
-Json buildRuntimeSecret(const api::IpuJob& job, const std::string& caPem, const std::string& certPem,
-                        const std::string& keyPem);
+// The Secret (type kubernetes.io/tls, plus ca.crt) with the job's CA and key pair, owned by the job, under
+// a name the API server generates (runtimeSecretGenerateName) and immutable: it is never updated, so one
+// replaced under the same name cannot reach the pods that mount it already.
+Json buildRuntimeSecret(const api::IpuJob& job, const runtime::pki::JobCredentials& credentials);
+
+// What the pods pin of a Secret created from `credentials` under the name `name` (status.runtimeSecret).
+api::RuntimeSecretRecord runtimeSecretRecord(const std::string& name,
+                                             const runtime::pki::JobCredentials& credentials);
 
 // The worker host names of worker `workerIndex`'s instance, worker 0 first, as peers resolve them through
 // the job's headless Service ("<pod hostname>.<service>").
@@ -46,8 +53,17 @@ std::string instancePeers(const api::IpuJob& job, int workerIndex);
 
 // Injects the runtime into `podSpec` (the spec of worker `workerIndex`, its containers already merged):
 // volumes, the install init container, the first container's command, mounts and environment. Does nothing
-// when options.image is empty.
-void injectRuntime(Json& podSpec, const api::IpuJob& job, int workerIndex, const RuntimeOptions& options);
+// when options.image is empty. Jobs whose instances span several workers mount `secret` (mode 0400: the
+// key is for the container's own user, root unless it sets one) and pin its CA (IPU_RUNTIME_CA_SHA256).
+void injectRuntime(Json& podSpec, const api::IpuJob& job, int workerIndex, const RuntimeOptions& options,
+                   const api::RuntimeSecretRecord& secret);
+
+// Why the runtime in the worker pod `podSpec` could not read the job's key (nullopt: it can): the worker
+// container runs as a user other than root (runAsUser, its own or the pod's) while the pod sets no fsGroup,
+// the only way the kubelet makes a Secret's files readable to a user other than their owner. A user set
+// only by the image (USER) is not visible here: the runtime then says the same when it starts.
+std::optional<std::string> runtimeKeyUnreadable(const Json& podSpec, const api::IpuJobSpec& spec,
+                                                const RuntimeOptions& options);
 
 // Why the job does not run as it asks (nullopt when it does): a launcher or several workers per instance
 // while the runtime is not injected, or a multi-worker instance whose worker container has no command for

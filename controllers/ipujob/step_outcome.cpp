@@ -8,6 +8,8 @@ const char* StepOutcome::failpointAfterWrite() const {
       return "ipujob/after-admission-recorded";
     case Decision::kRestartDecided:
       return "ipujob/after-restart-recorded";
+    case Decision::kRuntimeSecretRecorded:
+      return "ipujob/after-runtime-secret-recorded";
     case Decision::kNone:
     case Decision::kRestarted:
     case Decision::kReadmitted:

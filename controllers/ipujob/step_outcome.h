@@ -22,6 +22,7 @@ struct StepOutcome {
     kRestartDecided,  // restartCount raised, phase Restarting
     kRestarted,       // the old attempt's pods are gone and its partitions reset: the new attempt starts
     kReadmitted,      // a failed job's edited spec goes back to admission
+    kRuntimeSecretRecorded,  // the runtime Secret's generated name, before any pod refers to it
   };
 
   // Implicit: most steps answer with an Action (nothing decided, write what changed) or an Error (retried

@@ -28,7 +28,7 @@ void addIpcLock(Json& container) {
   if (!present) add.push_back("IPC_LOCK");
 }
 
-void injectEnv(Json& container, const api::IpuJob& job, int workerIndex, const PartitionAssignment& partition,
+void injectEnv(Json& container, const api::IpuJob& job, int workerIndex, const WorkerAssignment& partition,
                const WorkerPodOptions& options) {
   const api::IpuJobSpec& spec = job.spec;
   int instance = workerIndex / spec.workersPerJobInstance;
@@ -89,7 +89,7 @@ Json ownerReferenceTo(const api::ObjectIdentity& job) {
           {"blockOwnerDeletion", true}};
 }
 
-Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssignment& partition,
+Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const WorkerAssignment& partition,
                     const WorkerPodOptions& options) {
   const Json& podTemplate = job.spec.workerTemplate;
   Json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}};
@@ -135,16 +135,19 @@ Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssi
         arrayMember(spec, "volumes"),
         {{"name", kShmVolume}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", options.shmSizeLimit}}}});
   }
-  injectRuntime(spec, job, workerIndex, options.runtime);
+  injectRuntime(spec, job, workerIndex, options.runtime, partition.runtimeSecret);
   if (!options.runtime.image.empty()) defaultContainerForKubectl(pod["metadata"], spec);
   pod["spec"] = std::move(spec);
   return pod;
 }
 
-Result<Json> tryBuildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssignment& partition,
+Result<Json> tryBuildWorkerPod(const api::IpuJob& job, int workerIndex, const WorkerAssignment& partition,
                                const WorkerPodOptions& options) {
   try {
-    return buildWorkerPod(job, workerIndex, partition, options);
+    Json pod = buildWorkerPod(job, workerIndex, partition, options);
+    if (auto why = runtimeKeyUnreadable(pod["spec"], job.spec, options.runtime))
+      return makeError(ErrorCode::kInvalidArgument, *why);
+    return pod;
   } catch (const nlohmann::json::exception& error) {
     return makeError(
         ErrorCode::kInvalidArgument,

@@ -20,14 +20,16 @@ using api::kJobNameLabel;
 using api::kVipuControllerNodeLabel;
 using api::kWorkerIndexLabel;
 
-// Where a job instance's partition is and how Poplar should see it, and which attempt of the job the pod is.
-struct PartitionAssignment {
+// What one worker pod is given: where its instance's partition is and how Poplar should see it, which
+// attempt of the job the pod is, and the job's runtime Secret.
+struct WorkerAssignment {
   std::string partitionId;
   std::string vipuController;  // its name: worker pods select nodes labelled with it
   std::string vipuHost;
   int vipuPort = 8090;
-  std::string poplarTargetOptions;  // JSON text, as POPLAR_TARGET_OPTIONS wants it
-  int attempt = 0;                  // status.restartCount when the pod is made
+  std::string poplarTargetOptions;         // JSON text, as POPLAR_TARGET_OPTIONS wants it
+  int attempt = 0;                         // status.restartCount when the pod is made
+  api::RuntimeSecretRecord runtimeSecret;  // status.runtimeSecret (jobs whose instances span several workers)
 };
 
 struct WorkerPodOptions {
@@ -51,13 +53,13 @@ struct WorkerPodOptions {
 //  headless Service, restartPolicy Never
 //    (restarts are the job's: the operator replaces pods, so a restart gets a reset partition).
 // Pure: the same inputs give the same pod.
-Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssignment& partition,
+Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const WorkerAssignment& partition,
                     const WorkerPodOptions& options = {});
 
 // buildWorkerPod as a value: a template that passed the spec's checks but still cannot be built (a shape no
-// check foresaw) is InvalidArgument with the cause, so that its job ends InvalidSpec instead of a pass
-// throwing on every retry.
-Result<Json> tryBuildWorkerPod(const api::IpuJob& job, int workerIndex, const PartitionAssignment& partition,
+// check foresaw), or a pod whose runtime could not read the job's key (runtimeKeyUnreadable), is
+// InvalidArgument with the cause, so that its job ends InvalidSpec instead of a pass throwing on every retry.
+Result<Json> tryBuildWorkerPod(const api::IpuJob& job, int workerIndex, const WorkerAssignment& partition,
                                const WorkerPodOptions& options = {});
 
 // The headless Service for the job's worker pods.

@@ -11,26 +11,31 @@
 
 namespace ipu::controllers {
 
-Result<ChildrenState> WorkerSteps::createMissing(const JobPass& pass, const api::IpuJob& job,
+Result<ChildrenState> WorkerSteps::createMissing(JobPass& pass, const api::IpuJob& job,
                                                  const WorkerPods& pods, const PartitionsState& partitions) {
   const auto held = pass.status.heldPartitions();
+  api::RuntimeSecretRecord runtimeSecret;
   int created = 0;
   for (int k = 0; k < job.spec.workerCount(); ++k) {
     if (pods.current.contains(workerPodName(job.identity.name, k))) continue;
     if (created == 0) {
-      if (auto secret = ensureRuntimeSecret(job); !secret) return secret.error();
+      auto secret = runtimeSecretFor(pass, job, pods);
+      if (!secret) return secret.error();
+      if (!*secret) return ChildrenState{ChildrenState::Kind::kSecretRecorded, ""};
+      runtimeSecret = **secret;
       auto service = createChild(kube::ResourceRef::services(), job, buildHeadlessService(job));
       if (!service || service->kind != ChildrenState::Kind::kCreated) return service;
     }
     const auto& partition =
         partitions.byId.at(held.at(static_cast<std::size_t>(k / job.spec.workersPerJobInstance)).id);
     const VipuTarget& target = *partitions.target;
-    const PartitionAssignment assignment{partition.id,
-                                         target.name,
-                                         target.host,
-                                         target.port,
-                                         vipu::poplarTargetOptions(partition, partitions.planner->topology()),
-                                         pass.attempt()};
+    const WorkerAssignment assignment{partition.id,
+                                      target.name,
+                                      target.host,
+                                      target.port,
+                                      vipu::poplarTargetOptions(partition, partitions.planner->topology()),
+                                      pass.attempt(),
+                                      runtimeSecret};
     auto built = tryBuildWorkerPod(job, k, assignment, options_);
     if (!built) return ChildrenState{ChildrenState::Kind::kInvalidSpec, built.error().message};
     auto pod = createChild(kube::ResourceRef::pods(), job, *built);
@@ -45,19 +50,40 @@ Result<ChildrenState> WorkerSteps::createMissing(const JobPass& pass, const api:
   return ChildrenState{};
 }
 
-Status WorkerSteps::ensureRuntimeSecret(const api::IpuJob& job) {
-  if (options_.runtime.image.empty() || !needsRuntimeCredentials(job.spec)) return {};
-  // A new CA and key pair each time pods are made: when the Secret exists already (an earlier attempt, a
-  // create that timed out), that one is the job's and stays.
-  runtime::pki::JobCredentials credentials =
+bool WorkerSteps::needsRuntimeSecret(const api::IpuJob& job) const {
+  return !options_.runtime.image.empty() && needsRuntimeCredentials(job.spec);
+}
+
+Status WorkerSteps::issueRuntimeSecret(JobPass& pass, const api::IpuJob& job) {
+  if (!needsRuntimeSecret(job) || pass.status.runtimeSecret) return {};
+  // One CA and key pair for the job's life: every attempt's pods mount the same Secret.
+  const runtime::pki::JobCredentials credentials =
       runtime::pki::issueJobCredentials(runtimeIdentity(job.identity), kRuntimeCredentialValidity);
+  // Created under a generated name, never one known in advance: nobody can have created it first, so the
+  // operator needs no right to read Secrets to know the one it mounts is its own.
   auto created =
-      client_.create(kube::ResourceRef::secrets(), job.identity.ns,
-                     buildRuntimeSecret(job, credentials.caCertPem, credentials.certPem, credentials.keyPem));
-  // Its name carries the job's uid (runtimeSecretName): one that exists is this job's own, from an earlier
-  // pass. Never read back: the operator may create Secrets but not read them.
-  if (!created && created.error().code != ErrorCode::kAlreadyExists) return created.error();
+      client_.create(kube::ResourceRef::secrets(), job.identity.ns, buildRuntimeSecret(job, credentials));
+  if (!created) return created.error();
+  const std::string name = stringMember(member(*created, "metadata"), "name");
+  if (name.empty())
+    return makeError(ErrorCode::kInternal,
+                     "the API server answered the runtime Secret's creation without its name");
+  pass.status.runtimeSecret = runtimeSecretRecord(name, credentials);
+  log::info("created the runtime Secret", {{"job", pass.key}, {"secret", name}});
   return {};
+}
+
+Result<std::optional<api::RuntimeSecretRecord>> WorkerSteps::runtimeSecretFor(JobPass& pass,
+                                                                              const api::IpuJob& job,
+                                                                              const WorkerPods& pods) {
+  if (!needsRuntimeSecret(job)) return std::optional(api::RuntimeSecretRecord{});
+  if (pass.status.runtimeSecret) return std::optional(*pass.status.runtimeSecret);
+  // Pods of this attempt made before status.runtimeSecret existed mount the Secret by its derived name:
+  // the rest of their instance must mount the same one.
+  if (!pods.current.empty())
+    return std::optional(api::RuntimeSecretRecord{legacyRuntimeSecretName(job.identity), ""});
+  if (Status issued = issueRuntimeSecret(pass, job); !issued) return issued.error();
+  return std::optional<api::RuntimeSecretRecord>();
 }
 
 Result<ChildrenState> WorkerSteps::createChild(const kube::ResourceRef& resource, const api::IpuJob& job,

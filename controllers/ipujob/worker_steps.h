@@ -22,10 +22,12 @@ inline constexpr std::chrono::hours kRuntimeCredentialValidity{24 * 366};
 // What creating a job's children came to, when the API server answered.
 struct ChildrenState {
   enum class Kind {
-    kCreated,      // every child exists and is this job's
-    kBlocked,      // an earlier job of this name still has a child's name (or it is being deleted): wait
-    kNameTaken,    // somebody else's object holds a child's name: waiting never heals it
-    kInvalidSpec,  // a worker pod cannot be built from the job's template: only an edit heals it
+    kCreated,         // every child exists and is this job's
+    kBlocked,         // an earlier job of this name still has a child's name (or it is being deleted): wait
+    kNameTaken,       // somebody else's object holds a child's name: waiting never heals it
+    kInvalidSpec,     // a worker pod cannot be built from the job's template: only an edit heals it
+    kSecretRecorded,  // the runtime Secret was made and recorded in the pass's status; the pods follow once
+                      // that is written (StepOutcome::Decision::kRuntimeSecretRecorded)
   };
   Kind kind = Kind::kCreated;
   std::string message;  // kBlocked, kNameTaken, kInvalidSpec: what, for the user
@@ -41,8 +43,13 @@ class WorkerSteps {
   // Creates the worker pods the current attempt lacks (the Service with the first), each on its instance's
   // partition. An existing child of the same name counts as created only when it is this job's (see
   // ChildrenState for the others).
-  Result<ChildrenState> createMissing(const JobPass& pass, const api::IpuJob& job, const WorkerPods& pods,
+  Result<ChildrenState> createMissing(JobPass& pass, const api::IpuJob& job, const WorkerPods& pods,
                                       const PartitionsState& partitions);
+  // Makes the job's runtime Secret under a name the API server generates and records it in pass.status,
+  // when the job's pods need one and it has none. The status write must land before any pod refers to it
+  // (a Secret made by a pass whose write is lost is never mounted; the garbage collector removes it with the
+  // job).
+  Status issueRuntimeSecret(JobPass& pass, const api::IpuJob& job);
   // Deletes pods not already going, each only if it is still the pod read (uid precondition).
   Status remove(const std::vector<kube::ObjectPtr>& pods);
   // Force-deletes (grace period 0) the pods whose deletion is overdue by `grace` (deletionOverdue): their
@@ -56,8 +63,12 @@ class WorkerSteps {
   const WorkerPodOptions& options() const { return options_; }
 
  private:
-  // The per-job certificate Secret the runtime's agents and rsh authenticate with.
-  Status ensureRuntimeSecret(const api::IpuJob& job);
+  // The per-job certificate Secret the runtime's agents and rsh authenticate with, as the pods are to mount
+  // it: the recorded one; for a job whose pods of this attempt were made before records existed, the
+  // derived name those pods mount; none yet: made and recorded now (nullopt), the pods wait for the write.
+  Result<std::optional<api::RuntimeSecretRecord>> runtimeSecretFor(JobPass& pass, const api::IpuJob& job,
+                                                                   const WorkerPods& pods);
+  bool needsRuntimeSecret(const api::IpuJob& job) const;
   // Creates one child of the job, judging an existing one of the same name by its owner (createMissing).
   Result<ChildrenState> createChild(const kube::ResourceRef& resource, const api::IpuJob& job,
                                     const Json& child);

@@ -36,6 +36,10 @@ inline constexpr const char* kEnvTerminationLog = "IPU_RUNTIME_TERMINATION_LOG";
 // Seconds the launch waits for every peer's agent to answer (default kDefaultPeerTimeoutSeconds).
 inline constexpr const char* kEnvPeerTimeout = "IPU_RUNTIME_PEER_TIMEOUT_SECONDS";
 inline constexpr int kDefaultPeerTimeoutSeconds = 600;
+// The SHA-256 (hex) of the job's CA certificate as the operator issued it (status.runtimeSecret.caSha256):
+// the runtime refuses to use a mounted ca.crt with another digest (a Secret replaced after it was made).
+// Unset for pods made before the operator pinned it.
+inline constexpr const char* kEnvCaSha256 = "IPU_RUNTIME_CA_SHA256";
 // Overrides for tests and unusual clusters: the agent's port and the credentials directory.
 inline constexpr const char* kEnvAgentPort = "IPU_RUNTIME_AGENT_PORT";
 inline constexpr const char* kEnvCredentialsDir = "IPU_RUNTIME_TLS_DIR";

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <poll.h>
+#include <unistd.h>
 
 #include "contract/runtime_contract.h"
 #include "net/socket.h"
@@ -18,7 +19,16 @@ namespace {
 
 std::string readFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw tls::TlsError("cannot read " + path + " (is the job's runtime Secret mounted?)");
+  if (!in) {
+    const int error = errno;
+    if (error == EACCES) {
+      throw tls::TlsError("cannot read " + path + " as user " + std::to_string(geteuid()) +
+                          ": the job's runtime Secret is mounted readable by its owner (root) only; a worker "
+                          "container that runs as another user needs the pod's securityContext.fsGroup, "
+                          "which makes the kubelet give that group read access");
+    }
+    throw tls::TlsError("cannot read " + path + " (is the job's runtime Secret mounted?)");
+  }
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
@@ -30,19 +40,32 @@ std::string pathIn(const std::string& directory, const char* file) {
 
 }  // namespace
 
-Credentials Credentials::load(const std::string& directory) {
-  std::string certificate = readFile(pathIn(directory, contract::kCertFile));
+Credentials Credentials::load(const std::string& directory, const std::string& pinnedCaDigest) {
+  Credentials loaded{directory, "", readFile(pathIn(directory, contract::kCaFile)),
+                     readFile(pathIn(directory, contract::kCertFile)),
+                     readFile(pathIn(directory, contract::kKeyFile))};
+  if (!pinnedCaDigest.empty()) {
+    if (const std::string digest = pki::pemDigest(loaded.caPem); digest != pinnedCaDigest) {
+      throw tls::TlsError(pathIn(directory, contract::kCaFile) +
+                          " is not the CA the operator issued for this job " + "(its SHA-256 is " + digest +
+                          ", the pod pins " + pinnedCaDigest +
+                          "): the job's runtime Secret was replaced; refusing to use it");
+    }
+  }
   try {
-    return {directory, pki::identityOf(certificate)};
+    loaded.identity = pki::identityOf(loaded.certPem);
   } catch (const std::exception& error) {
     throw tls::TlsError(pathIn(directory, contract::kCertFile) + ": " + error.what());
   }
+  return loaded;
 }
 
 tls::Context Credentials::context(tls::Role role) const {
-  return tls::Context::fromFiles(role, pathIn(directory, contract::kCaFile),
-                                 pathIn(directory, contract::kCertFile),
-                                 pathIn(directory, contract::kKeyFile), identity);
+  try {
+    return tls::Context::fromPem(role, caPem, certPem, keyPem, identity);
+  } catch (const tls::TlsError& error) {
+    throw tls::TlsError("the credentials in " + directory + ": " + error.what());
+  }
 }
 
 void Connection::send(const protocol::Frame& frame) {
@@ -100,6 +123,15 @@ int agentPort() {
 std::string credentialsDirectory() {
   const char* text = std::getenv(contract::kEnvCredentialsDir);
   return text != nullptr && *text != '\0' ? text : contract::kCredentialsDir;
+}
+
+std::string pinnedCaDigest() {
+  const char* text = std::getenv(contract::kEnvCaSha256);
+  return text != nullptr ? text : "";
+}
+
+Credentials podCredentials() {
+  return Credentials::load(credentialsDirectory(), pinnedCaDigest());
 }
 
 }  // namespace ipu::runtime::remote

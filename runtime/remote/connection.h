@@ -10,13 +10,17 @@
 
 namespace ipu::runtime::remote {
 
-// The job's credentials as the runtime loads them: the mounted Secret's files, and the identity its
-// certificate names (a peer must present a certificate of the same job).
+// The job's credentials as the runtime loads them: the mounted Secret's files, read once (what is checked is
+// what is used), and the identity its certificate names (a peer must present a certificate of the same job).
 struct Credentials {
   std::string directory;
   std::string identity;
+  std::string caPem, certPem, keyPem;
 
-  static Credentials load(const std::string& directory);
+  // Reads the three files of `directory`. `pinnedCaDigest` (pki::pemDigest of the CA the operator issued;
+  // empty: no pin) must match ca.crt, else TlsError: the Secret mounted is not the one the operator made
+  // for this job. An unreadable file is a TlsError that says why (a user id that may not read the key).
+  static Credentials load(const std::string& directory, const std::string& pinnedCaDigest);
   tls::Context context(tls::Role role) const;
 };
 
@@ -52,5 +56,9 @@ Connection connectToAgent(const Credentials& credentials, const std::string& hos
 int agentPort();
 // The credentials directory: IPU_RUNTIME_TLS_DIR when set, else the contract's mount path.
 std::string credentialsDirectory();
+// The CA digest the operator pinned in the pod (IPU_RUNTIME_CA_SHA256), empty when it pinned none.
+std::string pinnedCaDigest();
+// The job's credentials as this pod must use them: credentialsDirectory(), checked against pinnedCaDigest().
+Credentials podCredentials();
 
 }  // namespace ipu::runtime::remote

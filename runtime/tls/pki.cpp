@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include <openssl/pem.h>
+#include <openssl/sha.h>
 
 #include "tls/openssl_handles.h"
 
@@ -202,6 +203,15 @@ std::string identityOf(const std::string& certPem) {
   auto identity = openssl::identityOf(cert->get());
   if (!identity) throw PkiError("the certificate names no job identity (no ipujob:// URI and no CN)");
   return *identity;
+}
+
+std::string pemDigest(const std::string& pem) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(pem.data()), pem.size(), digest);
+  std::string hex;
+  for (unsigned char byte : digest) hex += {kHex[byte >> 4], kHex[byte & 0xf]};
+  return hex;
 }
 
 }  // namespace ipu::runtime::pki

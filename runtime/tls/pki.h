@@ -46,6 +46,10 @@ JobCredentials issueJobCredentials(const std::string& jobIdentity, std::chrono::
 // other tools). PkiError for unreadable PEM or a certificate that names no identity.
 std::string identityOf(const std::string& certPem);
 
+// SHA-256 of a PEM text exactly as given (lower-case hex, 64 digits): the operator pins the job's CA in
+// its worker pods by this digest of ca.crt, and the runtime refuses a mounted CA whose digest differs.
+std::string pemDigest(const std::string& pem);
+
 // --- Lower level: what issueJobCredentials is made of. Tests use it to make certificates the runtime must
 // refuse (expired, another identity under the same CA); the operator has no reason to.
 

@@ -45,6 +45,12 @@ std::optional<AdmittedShape> parseShape(const Json& json) {
                        optionalNumber<int>(json, "workersPerJobInstance").value_or(0)};
 }
 
+std::optional<RuntimeSecretRecord> parseRuntimeSecret(const Json& json) {
+  // Without a name there is nothing to mount: read as absent, so a new Secret is made.
+  if (!json.is_object() || stringMember(json, "name").empty()) return std::nullopt;
+  return RuntimeSecretRecord{stringMember(json, "name"), stringMember(json, "caSha256")};
+}
+
 template <typename T>
 void putOptional(Json& out, const char* name, const std::optional<T>& value) {
   if (value) out[name] = *value;
@@ -125,6 +131,7 @@ IpuJobStatus parseIpuJobStatus(const Json& status) {
     }
   }
   parsed.admittedShape = parseShape(member(status, "admittedShape"));
+  parsed.runtimeSecret = parseRuntimeSecret(member(status, "runtimeSecret"));
   return parsed;
 }
 
@@ -170,6 +177,9 @@ Json toJson(const IpuJobStatus& status) {
     out["admittedShape"] = {{"jobInstances", shape->jobInstances},
                             {"ipusPerJobInstance", shape->ipusPerJobInstance},
                             {"workersPerJobInstance", shape->workersPerJobInstance}};
+  }
+  if (const auto& secret = status.runtimeSecret) {
+    out["runtimeSecret"] = {{"name", secret->name}, {"caSha256", secret->caSha256}};
   }
   return out;
 }

@@ -54,6 +54,16 @@ struct AdmittedShape {
   bool operator==(const AdmittedShape&) const = default;
 };
 
+// The job's runtime Secret (status.runtimeSecret): ipu-runtime's CA and key pair, under a name the API server
+// generated (so nobody could create it first), recorded before any pod refers to it. `caSha256` (SHA-256 of
+// ca.crt as written, hex) is pinned in the worker pods, whose runtime refuses any other CA; empty for a job
+// whose pods were made before the record existed (they mount the Secret by its old derived name).
+struct RuntimeSecretRecord {
+  std::string name;
+  std::string caSha256;
+  bool operator==(const RuntimeSecretRecord&) const = default;
+};
+
 // IPUJob.status as the operator keeps it: Graphcore's fields (launcherStatus, currentReplicas, ...) and ours.
 // Optional fields are absent from the JSON when unset; a status written by an older version reads field by
 // field, and fields this version does not know are never touched (statusPatch only names fields it changes).
@@ -75,6 +85,8 @@ struct IpuJobStatus {
   // Recorded at admission. Absent in a status written before it existed: then the partitions tell the
   // instances and size (workersPerJobInstance is immutable).
   std::optional<AdmittedShape> admittedShape;
+  // Kept for the job's life (restarts and suspensions too): every pod of every attempt mounts the same one.
+  std::optional<RuntimeSecretRecord> runtimeSecret;
 
   // The recorded partitions not yet released.
   std::vector<PartitionRecord> heldPartitions() const;

@@ -96,24 +96,32 @@ class Floor final : public IpuJobContender {
     const nlohmann::json finalizer = {{"metadata", {{"finalizers", {controllers::kCleanupFinalizer}}}}};
     if (auto r = client_->patch(jobs, id.ns, id.name, kube::PatchType::kMerge, finalizer); !r)
       return failed("finalizer", r.error());
-    if (auto r = client_->patch(jobs, id.ns, id.name, kube::PatchType::kMerge, {{"status", admitted(*job)}},
-                                "status");
+    // The runtime Secret first: its generated name is recorded with the admission, before any pod.
+    std::optional<api::RuntimeSecretRecord> runtimeSecret;
+    if (controllers::needsRuntimeCredentials(job->spec)) {
+      auto secret = client_->create(kube::ResourceRef::secrets(), id.ns,
+                                    controllers::buildRuntimeSecret(*job, credentials_));
+      if (!secret) return failed("secret", secret.error());
+      runtimeSecret = controllers::runtimeSecretRecord((*secret)["metadata"]["name"], credentials_);
+    }
+    if (auto r = client_->patch(jobs, id.ns, id.name, kube::PatchType::kMerge,
+                                {{"status", admitted(*job, runtimeSecret)}}, "status");
         !r)
       return failed("status", r.error());
     events_->record(kube::referenceTo(object), kube::EventType::kNormal, "Admitted",
                     "Admitted to pod64: creating 1 partition(s) of " +
                         std::to_string(job->spec.ipusPerJobInstance) + " IPUs");
-    if (controllers::needsRuntimeCredentials(job->spec)) {
-      auto secret = controllers::buildRuntimeSecret(*job, credentials_.caCertPem, credentials_.certPem,
-                                                    credentials_.keyPem);
-      if (auto r = client_->create(kube::ResourceRef::secrets(), id.ns, secret); !r)
-        return failed("secret", r.error());
-    }
     if (auto r =
             client_->create(kube::ResourceRef::services(), id.ns, controllers::buildHeadlessService(*job));
         !r)
       return failed("service", r.error());
-    const controllers::PartitionAssignment partition{partitionId(*job), "pod64", "127.0.0.1", 8090, "{}", 0};
+    const controllers::WorkerAssignment partition{partitionId(*job),
+                                                  "pod64",
+                                                  "127.0.0.1",
+                                                  8090,
+                                                  "{}",
+                                                  0,
+                                                  runtimeSecret.value_or(api::RuntimeSecretRecord{})};
     controllers::WorkerPodOptions options;
     options.runtime.image = "ipu-runtime:bench";
     for (int k = 0; k < job->spec.workerCount(); ++k) {
@@ -131,8 +139,10 @@ class Floor final : public IpuJobContender {
 
   static std::string partitionId(const api::IpuJob& job) { return "floor-" + job.identity.uid; }
 
-  // The status the operator writes when it admits a job: its partition held, the shape recorded.
-  static nlohmann::json admitted(const api::IpuJob& job) {
+  // The status the operator writes when it admits a job: its partition held, the shape and the runtime
+  // Secret recorded.
+  static nlohmann::json admitted(const api::IpuJob& job,
+                                 const std::optional<api::RuntimeSecretRecord>& runtimeSecret) {
     api::IpuJobStatus status;
     status.phase = "Pending";
     status.partitions.push_back(
@@ -144,6 +154,7 @@ class Floor final : public IpuJobContender {
                              .state = "Active"});
     status.admittedShape = api::AdmittedShape{job.spec.jobInstances, job.spec.ipusPerJobInstance,
                                               job.spec.workersPerJobInstance};
+    status.runtimeSecret = runtimeSecret;
     return api::toJson(status);
   }
 

@@ -45,8 +45,10 @@ TEST(ChildNamesTest, NamesThatFitKeepTheirPlainForm) {
   EXPECT_EQ(workerHostname("bert", 3), "bert-worker-3");
   EXPECT_EQ(headlessServiceName("bert"), "bert");
   EXPECT_EQ(jobLabelValue("bert"), "bert");
-  EXPECT_EQ(runtimeSecretName({"ml", "bert", "uid-1"}), "bert-ipu-runtime-" + stableHashHex("uid-1", 8));
-  EXPECT_NE(runtimeSecretName({"ml", "bert", "uid-1"}), runtimeSecretName({"ml", "bert", "uid-2"}));
+  EXPECT_EQ(runtimeSecretGenerateName("bert"), "bert-ipu-runtime-");
+  // Jobs made by earlier versions keep their Secret's derived name.
+  EXPECT_EQ(legacyRuntimeSecretName({"ml", "bert", "uid-1"}),
+            "bert-ipu-runtime-" + stableHashHex("uid-1", 8));
   // The longest hostname that is still plain: 54 + "-worker-0" = 63.
   const std::string name54 = jobName(54);
   EXPECT_EQ(workerHostname(name54, 0), name54 + "-worker-0");
@@ -56,7 +58,7 @@ TEST(ChildNamesTest, NamesThatFitKeepTheirPlainForm) {
 
 TEST(ChildNamesTest, EveryAcceptedNameGetsValidDistinctChildNamesAtTheBoundaries) {
   for (char separator : {'-', '.'}) {
-    for (std::size_t length : {1u, 2u, 52u, 53u, 54u, 55u, 62u, 63u, 64u, 100u, 243u, 244u}) {
+    for (std::size_t length : {1u, 2u, 52u, 53u, 54u, 55u, 62u, 63u, 64u, 100u, 235u, 236u, 243u, 244u}) {
       const std::string job = jobName(length, separator);
       ASSERT_TRUE(isDns1123Subdomain(job)) << job;
       SCOPED_TRACE(job);
@@ -75,8 +77,11 @@ TEST(ChildNamesTest, EveryAcceptedNameGetsValidDistinctChildNamesAtTheBoundaries
       EXPECT_EQ(hostnames.size(), static_cast<std::size_t>(workers));
       EXPECT_TRUE(isDns1035Label(headlessServiceName(job))) << headlessServiceName(job);
       EXPECT_TRUE(isLabelValue(jobLabelValue(job))) << jobLabelValue(job);
-      const std::string secret = runtimeSecretName({"ns", job, "0b5ab3a2-6a4e-4f0e-9a51-3f5b2b0f1c77"});
+      // The API server appends 5 characters to a generateName.
+      const std::string secret = runtimeSecretGenerateName(job) + "x2k9q";
       EXPECT_TRUE(isDns1123Subdomain(secret)) << secret;
+      const std::string legacy = legacyRuntimeSecretName({"ns", job, "0b5ab3a2-6a4e-4f0e-9a51-3f5b2b0f1c77"});
+      EXPECT_TRUE(isDns1123Subdomain(legacy)) << legacy;
       // A peer's full name, "<hostname>.<service>.<namespace>.svc.cluster.local", stays within DNS's 253.
       EXPECT_LE(workerHostname(job, workers - 1).size() + headlessServiceName(job).size() + 63 + 19, 253u);
     }

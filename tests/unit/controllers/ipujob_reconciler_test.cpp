@@ -6,15 +6,18 @@
 
 #include <gtest/gtest.h>
 
+#include "container_env.h"
 #include "fake_clock.h"
 #include "fake_transport.h"
 #include "scripted_vipu.h"
+#include "tls/pki.h"
 #include "vipu-sim/simulated_pod.h"
 
 namespace ipu::controllers {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::envValue;
 using testing::FakeTransport;
 
 const std::string kJobPath = "/apis/graphcore.ai/v1alpha1/namespaces/ml/ipujobs/bert";
@@ -337,35 +340,117 @@ TEST_F(ReconcilerTest, WorkersStartingAreWrittenASecondAfterTheFirstNewsAndRunni
   EXPECT_EQ(phase(), "Running");
 }
 
-TEST_F(ReconcilerTest, MultiWorkerInstancesGetTheirCertificateSecretBeforeAnyPod) {
+constexpr const char* kSecretsPath = "/api/v1/namespaces/ml/secrets";
+
+// The API server's answer to a Secret created with generateName: the name it made.
+std::string generatedSecret(const std::string& name) {
+  return Json{{"kind", "Secret"}, {"metadata", {{"name", name}, {"namespace", "ml"}}}}.dump();
+}
+
+// The runtime Secret volume of a pod as POSTed.
+const Json& runtimeSecretVolume(const Json& pod) {
+  for (const Json& volume : pod["spec"]["volumes"]) {
+    if (volume["name"] == "ipu-runtime-tls") return volume["secret"];
+  }
+  static const Json kNone;
+  return kNone;
+}
+
+TEST_F(ReconcilerTest, MultiWorkerInstancesGetTheirCertificateSecretRecordedWithTheAdmission) {
   makeReconciler("ipu-runtime:test");
-  admitTwoWorkerInstanceUntilItsPartitionIsActive();
-  // A Secret left by an earlier pass of this job is the job's: its name carries the job's uid, so it is never
-  // read back (the operator may not read Secrets).
-  transport_->expect("POST", "/api/v1/namespaces/ml/secrets", 409,
-                     R"({"kind":"Status","reason":"AlreadyExists","code":409})");
+  job_ = jobObject(R"({"workersPerJobInstance": "2", "workers": {"template": {"spec": {"containers":
+      [{"name": "main", "image": "train:1", "command": ["python3", "train.py"]}]}}}})");
+  transport_->expect("POST", kSecretsPath, 201, generatedSecret("bert-ipu-runtime-x7k2p"));
+  expectStatusPatch();  // admission, with the Secret's name
+  EXPECT_EQ(pass(), Action::awaitChange());
+  const Json& secret = Json::parse(transport_->played().front().seen.body);
+  EXPECT_EQ(secret["metadata"]["generateName"], "bert-ipu-runtime-");
+  EXPECT_FALSE(secret["metadata"].contains("name")) << "a name known in advance could be taken first";
+  EXPECT_EQ(secret["immutable"], true);
+  EXPECT_NE(secret["stringData"]["ca.crt"].get<std::string>().find("BEGIN CERTIFICATE"), std::string::npos);
+  EXPECT_NE(secret["stringData"]["tls.key"].get<std::string>().find("PRIVATE KEY"), std::string::npos);
+  const std::string caDigest = runtime::pki::pemDigest(secret["stringData"]["ca.crt"]);
+  EXPECT_EQ(lastStatusPatch_["status"]["runtimeSecret"],
+            (Json{{"name", "bert-ipu-runtime-x7k2p"}, {"caSha256", caDigest}}));
+  EXPECT_TRUE(lastStatusPatch_.contains("metadata")) << "recorded only on the version admitted";
+
+  EXPECT_EQ(pass(), Action::requeue(500ms));
+  clock_.advance(1s);
   transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
   transport_->expect("POST", kPodsPath, 201, "{}");
   transport_->expect("POST", kPodsPath, 201, "{}");
   pass();
-  std::vector<std::pair<std::string, Json>> posts;  // path, body, in order
+  std::vector<Json> pods;
   for (const auto& step : transport_->played()) {
-    if (step.method == "POST") posts.emplace_back(step.pathAndQuery, Json::parse(step.seen.body));
+    if (step.method == "POST" && step.pathAndQuery == kPodsPath) pods.push_back(Json::parse(step.seen.body));
   }
-  ASSERT_EQ(posts.size(), 4u);
-  EXPECT_EQ(posts[0].first, "/api/v1/namespaces/ml/secrets");
-  const Json& secret = posts[0].second;
-  EXPECT_EQ(secret["metadata"]["name"], runtimeSecretName({"ml", "bert", "uid-bert"}));
-  EXPECT_TRUE(secret["metadata"]["name"].get<std::string>().starts_with("bert-ipu-runtime-"));
-  EXPECT_NE(secret["stringData"]["ca.crt"].get<std::string>().find("BEGIN CERTIFICATE"), std::string::npos);
-  EXPECT_NE(secret["stringData"]["tls.key"].get<std::string>().find("PRIVATE KEY"), std::string::npos);
-  const Json& launcher = posts[2].second;
-  const Json& agent = posts[3].second;
-  EXPECT_EQ(launcher["spec"]["containers"][0]["command"][1], "launch");
-  EXPECT_EQ(agent["spec"]["containers"][0]["command"][1], "agent");
+  ASSERT_EQ(pods.size(), 2u);
+  for (const Json& pod : pods) {
+    EXPECT_EQ(runtimeSecretVolume(pod),
+              (Json{{"secretName", "bert-ipu-runtime-x7k2p"}, {"defaultMode", 0400}}));
+    EXPECT_EQ(envValue(pod["spec"]["containers"][0], "IPU_RUNTIME_CA_SHA256"), caDigest);
+  }
+  EXPECT_EQ(pods[0]["spec"]["containers"][0]["command"][1], "launch");
+  EXPECT_EQ(pods[1]["spec"]["containers"][0]["command"][1], "agent");
   EXPECT_TRUE(events_.reasons.empty() || std::find(events_.reasons.begin(), events_.reasons.end(),
                                                    "Warning LauncherNotRun") == events_.reasons.end())
       << "the runtime runs the launch";
+}
+
+TEST_F(ReconcilerTest, ASecretNotMadeAtAdmissionIsMadeAndRecordedBeforeAnyPod) {
+  makeReconciler("ipu-runtime:test");
+  job_ = jobObject(R"({"workersPerJobInstance": "2", "workers": {"template": {"spec": {"containers":
+      [{"name": "main", "image": "train:1", "command": ["python3", "train.py"]}]}}}})");
+  transport_->expect("POST", kSecretsPath, 503, R"({"kind":"Status","code":503})");
+  expectStatusPatch();  // admitted all the same
+  EXPECT_EQ(pass(), Action::awaitChange());
+  EXPECT_FALSE(job_["status"].contains("runtimeSecret"));
+  EXPECT_EQ(pass(), Action::requeue(500ms));
+  clock_.advance(1s);
+  // Before the first pod: made, recorded by a write of its own, and only then the pods.
+  transport_->expect("POST", kSecretsPath, 201, generatedSecret("bert-ipu-runtime-q8w4z"));
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::requeueNow());
+  EXPECT_EQ(job_["status"]["runtimeSecret"]["name"], "bert-ipu-runtime-q8w4z");
+  EXPECT_TRUE(lastStatusPatch_.contains("metadata")) << "a pass that read the job stale records nothing";
+  transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
+  transport_->expect("POST", kPodsPath, 201, "{}");
+  transport_->expect("POST", kPodsPath, 201, "{}");
+  pass();
+  int pods = 0;
+  for (const auto& step : transport_->played()) {
+    if (step.method != "POST" || step.pathAndQuery != kPodsPath) continue;
+    ++pods;
+    EXPECT_EQ(runtimeSecretVolume(Json::parse(step.seen.body))["secretName"], "bert-ipu-runtime-q8w4z");
+  }
+  EXPECT_EQ(pods, 2);
+}
+
+TEST_F(ReconcilerTest, PodsMadeBeforeSecretsWereRecordedKeepTheirSecretsName) {
+  makeReconciler("ipu-runtime:test");
+  job_ = jobObject(R"({"workersPerJobInstance": "2", "workers": {"template": {"spec": {"containers":
+      [{"name": "main", "image": "train:1", "command": ["python3", "train.py"]}]}}}})");
+  transport_->expect("POST", kSecretsPath, 201, generatedSecret("bert-ipu-runtime-x7k2p"));
+  expectStatusPatch();
+  pass();
+  EXPECT_EQ(pass(), Action::requeue(500ms));
+  clock_.advance(1s);
+  transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
+  transport_->expect("POST", kPodsPath, 201, "{}");
+  transport_->expect("POST", kPodsPath, 201, "{}");
+  pass();
+  // As an earlier version leaves a job: worker 0 made (mounting the derived name), worker 1 not yet, and no
+  // record of the Secret.
+  addWorkerPod(0, "Pending");
+  job_["status"].erase("runtimeSecret");
+  transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
+  transport_->expect("POST", kPodsPath, 201, "{}");
+  pass();
+  const Json pod = Json::parse(transport_->played().back().seen.body);
+  EXPECT_EQ(pod["metadata"]["name"], "bert-worker-1");
+  EXPECT_EQ(runtimeSecretVolume(pod)["secretName"], legacyRuntimeSecretName({"ml", "bert", "uid-bert"}));
+  EXPECT_EQ(envValue(pod["spec"]["containers"][0], "IPU_RUNTIME_CA_SHA256"), "<unset>")
+      << "nothing to pin: the operator never read that Secret";
 }
 
 TEST_F(ReconcilerTest, OnFailureRestartsOnAResetPartitionWithNewPods) {

@@ -3,16 +3,20 @@
 #include <gtest/gtest.h>
 
 #include "common/stable_hash.h"
+#include "container_env.h"
 #include "ipujob/worker_pod.h"
 #include "yaml_json.h"
 
 namespace ipu::controllers {
 namespace {
 
+using testing::envValue;
+
 using testing::yamlFileToJson;
 using testing::yamlToJson;
 
-const PartitionAssignment kPartition{"p0", "pod64", "vipu.example", 8090, "", 0};
+const WorkerAssignment kPartition{
+    "p0", "pod64", "vipu.example", 8090, "", 0, {"j-ipu-runtime-a1b2c", "c0ffee"}};
 const char* kBinary = "/opt/ipu-runtime/ipu-runtime";
 
 api::IpuJob jobFrom(const Json& object, const std::string& name = "j") {
@@ -53,13 +57,6 @@ WorkerPodOptions withRuntime() {
   WorkerPodOptions options;
   options.runtime.image = "registry.example/ipu-runtime:1";
   return options;
-}
-
-std::string envValue(const Json& container, const std::string& name) {
-  for (const auto& e : container["env"]) {
-    if (e["name"] == name) return e.value("value", "");
-  }
-  return "<unset>";
 }
 
 int countNamed(const Json& list, const std::string& name) {
@@ -111,9 +108,11 @@ TEST(RuntimeInjectionTest, EachInstancesWorkerZeroLaunchesAndItsPeersServe) {
     EXPECT_EQ(countNamed(spec["volumes"], "ipu-runtime-tls"), 1);
     for (const auto& volume : spec["volumes"]) {
       if (volume["name"] == "ipu-runtime-tls") {
-        EXPECT_EQ(volume["secret"]["secretName"], "j-ipu-runtime-" + stableHashHex("uid-7", 8));
+        // The recorded Secret, readable by the container's own user only.
+        EXPECT_EQ(volume["secret"], (Json{{"secretName", "j-ipu-runtime-a1b2c"}, {"defaultMode", 0400}}));
       }
     }
+    EXPECT_EQ(envValue(spec["containers"][0], "IPU_RUNTIME_CA_SHA256"), "c0ffee") << "the CA is pinned";
     const Json& mounts = spec["containers"][0]["volumeMounts"];
     bool mounted = false;
     for (const auto& mount : mounts)
@@ -191,16 +190,43 @@ TEST(RuntimeInjectionTest, WithoutARuntimeImageNothingIsInjected) {
 
 TEST(RuntimeInjectionTest, TheSecretHoldsTheJobsCredentialsAndIsOwnedByIt) {
   api::IpuJob job = shapedJob(1, 2);
-  Json secret = buildRuntimeSecret(job, "CA", "CERT", "KEY");
-  EXPECT_EQ(secret["metadata"]["name"], "j-ipu-runtime-" + stableHashHex("uid-7", 8));
+  const runtime::pki::JobCredentials credentials{"CA", "CERT", "KEY"};
+  Json secret = buildRuntimeSecret(job, credentials);
+  EXPECT_EQ(secret["metadata"]["generateName"], "j-ipu-runtime-");
+  EXPECT_FALSE(secret["metadata"].contains("name"));
   EXPECT_EQ(secret["metadata"]["namespace"], "ml");
   EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["uid"], "uid-7");
   EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["controller"], true);
   EXPECT_EQ(secret["type"], "kubernetes.io/tls");
+  EXPECT_EQ(secret["immutable"], true);
   EXPECT_EQ(secret["stringData"], (Json{{"ca.crt", "CA"}, {"tls.crt", "CERT"}, {"tls.key", "KEY"}}));
+  // SHA-256("CA"), as `printf CA | sha256sum` gives it.
+  EXPECT_EQ(runtimeSecretRecord("j-ipu-runtime-a1b2c", credentials),
+            (api::RuntimeSecretRecord{"j-ipu-runtime-a1b2c",
+                                      "4b650e5c4785025dee7bd65e3c5c527356717d7a1c0bfef5b4ada8ca1e9cbe17"}));
   EXPECT_EQ(runtimeIdentity(job.identity), "ml/j/uid-7");
   EXPECT_TRUE(needsRuntimeCredentials(job.spec));
   EXPECT_FALSE(needsRuntimeCredentials(shapedJob(2, 1).spec));
+}
+
+TEST(RuntimeInjectionTest, AWorkerRunningAsAnotherUserWithoutFsGroupIsRefusedBeforeItRuns) {
+  // Worker 0 of a job of `workers` per instance, with these securityContexts for the pod and its worker.
+  const auto build = [](int workers, const Json& podContext, const Json& workerContext) {
+    api::IpuJob job = shapedJob(1, workers);
+    job.spec.workerTemplate["spec"]["securityContext"] = podContext;
+    if (!workerContext.is_null())
+      job.spec.workerTemplate["spec"]["containers"][0]["securityContext"] = workerContext;
+    return tryBuildWorkerPod(job, 0, kPartition, withRuntime());
+  };
+  auto refused = build(2, {{"runAsUser", 1000}}, nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("runs as user 1000 and the pod sets no securityContext.fsGroup"),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_FALSE(build(2, {{"runAsUser", 0}}, {{"runAsUser", 7}}).ok()) << "the container's own user wins";
+  EXPECT_TRUE(build(2, {{"runAsUser", 1000}, {"fsGroup", 1000}}, nullptr).ok());
+  EXPECT_TRUE(build(2, {{"runAsUser", 1000}}, {{"runAsUser", 0}}).ok());
+  EXPECT_TRUE(build(1, {{"runAsUser", 1000}}, nullptr).ok()) << "one worker per instance: no key to read";
 }
 
 TEST(RuntimeInjectionTest, ALauncherThatCannotRunIsExplained) {

@@ -4,15 +4,18 @@
 
 #include <gtest/gtest.h>
 
+#include "container_env.h"
 #include "yaml_json.h"
 
 namespace ipu::controllers {
 namespace {
 
+using testing::envValue;
+
 using testing::yamlFileToJson;
 using testing::yamlToJson;
 
-const PartitionAssignment kPartition{
+const WorkerAssignment kPartition{
     "ml_bert_0", "pod64", "vipu.pod64.example", 8090, R"({"ipuLinkDomainSize":"64","instanceSize":"4"})", 2};
 
 api::IpuJob jobFrom(const Json& object, const std::string& name = "bert") {
@@ -27,13 +30,6 @@ std::map<std::string, int> envCounts(const Json& container) {
   std::map<std::string, int> counts;
   for (const auto& e : container["env"]) ++counts[e["name"].get<std::string>()];
   return counts;
-}
-
-std::string envValue(const Json& container, const std::string& name) {
-  for (const auto& e : container["env"]) {
-    if (e["name"] == name) return e.value("value", "");
-  }
-  return "<unset>";
 }
 
 TEST(WorkerPodTest, UsersManifestThatAlreadyAsksForEverythingGetsNothingTwice) {
