@@ -74,11 +74,11 @@ void defaultContainerForKubectl(Json& metadata, const Json& podSpec) {
     annotations["kubectl.kubernetes.io/default-container"] = containers[0].value("name", "");
 }
 
+}  // namespace
+
 Json jobLabels(const api::IpuJob& job) {
   return {{kJobNameLabel, jobLabelValue(job.identity.name)}};
 }
-
-}  // namespace
 
 Json ownerReferenceTo(const api::ObjectIdentity& job) {
   return {{"apiVersion", std::string(api::kGroup) + "/" + api::kVersion},

@@ -62,6 +62,9 @@ Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const WorkerAssignm
 Result<Json> tryBuildWorkerPod(const api::IpuJob& job, int workerIndex, const WorkerAssignment& partition,
                                const WorkerPodOptions& options = {});
 
+// The label every worker pod of the job carries (and its Service selects): graphcore.ai/ipujob=<job>.
+Json jobLabels(const api::IpuJob& job);
+
 // The headless Service for the job's worker pods.
 Json buildHeadlessService(const api::IpuJob& job);
 

@@ -4,6 +4,7 @@
 #include "common/json_access.h"
 #include "common/log.h"
 #include "common/time_format.h"
+#include "ipujob/agent_network_policy.h"
 #include "ipujob/child_ownership.h"
 #include "ipujob/runtime_injection.h"
 #include "tls/pki.h"
@@ -25,6 +26,11 @@ Result<ChildrenState> WorkerSteps::createMissing(JobPass& pass, const api::IpuJo
       runtimeSecret = **secret;
       auto service = createChild(kube::ResourceRef::services(), job, buildHeadlessService(job));
       if (!service || service->kind != ChildrenState::Kind::kCreated) return service;
+      if (needsRuntimeSecret(job)) {
+        // Before the agents listen: only the job's own pods may reach them.
+        auto policy = createChild(kube::ResourceRef::networkPolicies(), job, buildAgentNetworkPolicy(job));
+        if (!policy || policy->kind != ChildrenState::Kind::kCreated) return policy;
+      }
     }
     const auto& partition =
         partitions.byId.at(held.at(static_cast<std::size_t>(k / job.spec.workersPerJobInstance)).id);

@@ -33,8 +33,9 @@ struct ChildrenState {
   std::string message;  // kBlocked, kNameTaken, kInvalidSpec: what, for the user
 };
 
-// A job's children in Kubernetes: the runtime's certificate Secret (multi-worker instances), the headless
-// Service and the worker pods of the current attempt.
+// A job's children in Kubernetes: the runtime's certificate Secret and the NetworkPolicy that admits only
+// the job's own pods to its agents (multi-worker instances), the headless Service and the worker pods of the
+// current attempt.
 class WorkerSteps {
  public:
   WorkerSteps(kube::RestClient& client, kube::EventRecorder& events, WorkerPodOptions options)

@@ -30,6 +30,7 @@ struct ResourceRef {
   static ResourceRef namespaces() { return {"", "v1", "namespaces", false}; }
   static ResourceRef nodes() { return {"", "v1", "nodes", false}; }
   static ResourceRef podTemplates() { return {"", "v1", "podtemplates", true}; }
+  static ResourceRef networkPolicies() { return {"networking.k8s.io", "v1", "networkpolicies", true}; }
   static ResourceRef leases() { return {"coordination.k8s.io", "v1", "leases", true}; }
   static ResourceRef customResourceDefinitions() {
     return {"apiextensions.k8s.io", "v1", "customresourcedefinitions", false};

@@ -13,6 +13,7 @@
 
 #include "api/ipujob_status.h"
 #include "contender.h"
+#include "ipujob/agent_network_policy.h"
 #include "ipujob/ipujob_reconciler.h"
 #include "ipujob/runtime_injection.h"
 #include "ipujob/worker_pod.h"
@@ -115,6 +116,12 @@ class Floor final : public IpuJobContender {
             client_->create(kube::ResourceRef::services(), id.ns, controllers::buildHeadlessService(*job));
         !r)
       return failed("service", r.error());
+    if (runtimeSecret) {
+      if (auto r = client_->create(kube::ResourceRef::networkPolicies(), id.ns,
+                                   controllers::buildAgentNetworkPolicy(*job));
+          !r)
+        return failed("networkpolicy", r.error());
+    }
     const controllers::WorkerAssignment partition{partitionId(*job),
                                                   "pod64",
                                                   "127.0.0.1",

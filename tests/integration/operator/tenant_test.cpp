@@ -3,8 +3,12 @@
 // never as admin. Each case is one way the operator used to give a namespace editor more than their share:
 // a worker template asking for a node, a mistyped template that held IPUs forever, and pods posing as a
 // job's workers.
+#include <algorithm>
+
 #include "hostile_tenant.h"
+#include "ipujob/child_names.h"
 #include "operator_fixture.h"
+#include "tls/pki.h"
 
 namespace ipu::testing {
 namespace {
@@ -180,6 +184,102 @@ TEST_F(TenantTest, PodsPosingAsWorkersChangeNothingAndAreNamedOnTheJob) {
   // The operator deleted neither: they are their owners' to delete.
   EXPECT_TRUE(getJson("pod", "lookalike").is_object());
   cluster().kubectl({"delete", "namespace", other, "--wait=false"});
+}
+
+// The same tenant with the runtime injected: multi-worker jobs get a runtime Secret and agents.
+class RuntimeTenantTest : public TenantTest {
+ protected:
+  bool startsOperatorInSetUp() const override { return false; }
+  void SetUp() override {
+    TenantTest::SetUp();
+    if (HasFatalFailure()) return;
+    startOperator({"--runtime-image", "registry.example/ipu-runtime:test"});
+  }
+
+  // A Secret's ca.crt as stored (the admin may read it; the operator may not).
+  std::string caOf(const std::string& secret) {
+    const Json object = getJson("secret", secret);
+    const auto decoded = run({"base64", "-d"}, RunOptions{.input = object["data"].value("ca.crt", "")});
+    return decoded.out;
+  }
+};
+
+TEST_F(RuntimeTenantTest, ASecretPlantedUnderTheJobsOldNameIsNeverMountedAndOnlyItsPodsReachItsAgents) {
+  const std::string job = "planted";
+  // Suspended: its name and uid are known long before any pod is made.
+  const std::string manifest =
+      withName(manifestExitingWith(0, "  suspend: true\n  workersPerJobInstance: \"2\"\n", "60s"), job);
+  ASSERT_EQ(createAsTenant(yamlToJson(manifest)), job);
+  const std::string uid = getJson("ipujob", job)["metadata"].value("uid", "");
+  // The derived name earlier versions mounted, planted with a CA and key pair of the tenant's own for the
+  // job's very identity: whoever holds that key could run commands in every worker through the agents.
+  const std::string planted = controllers::legacyRuntimeSecretName({ns(), job, uid});
+  const auto attackers =
+      runtime::pki::issueJobCredentials(ns() + "/" + job + "/" + uid, std::chrono::hours(1));
+  const Json secret = {
+      {"apiVersion", "v1"},
+      {"kind", "Secret"},
+      {"metadata", {{"name", planted}}},
+      {"type", "kubernetes.io/tls"},
+      {"stringData",
+       {{"ca.crt", attackers.caCertPem}, {"tls.crt", attackers.certPem}, {"tls.key", attackers.keyPem}}}};
+  const auto created =
+      asUser(cluster(), kTenant, ns(), {"create", "-f", "-"}, RunOptions{.input = secret.dump()});
+  ASSERT_TRUE(created.ok()) << created.describe();
+  const auto resumed =
+      asUser(cluster(), kTenant, ns(),
+             {"patch", "ipujob", job, "--type=merge", "-p", R"({"spec":{"suspend":false}})"});
+  ASSERT_TRUE(resumed.ok()) << resumed.describe();
+  ASSERT_TRUE(reachesPhase(job, "Running", 90s)) << jobStatus(job).dump();
+
+  // The job's own Secret: a generated name, recorded, owned by the job, immutable.
+  const Json recorded = jobStatus(job)["runtimeSecret"];
+  const std::string name = recorded.value("name", "");
+  EXPECT_TRUE(name.starts_with(job + "-ipu-runtime-")) << recorded.dump();
+  EXPECT_NE(name, planted);
+  const Json own = getJson("secret", name);
+  EXPECT_EQ(own["metadata"]["ownerReferences"][0]["uid"], uid);
+  EXPECT_EQ(own["metadata"]["ownerReferences"][0]["controller"], true);
+  EXPECT_EQ(own.value("immutable", false), true);
+  EXPECT_EQ(recorded.value("caSha256", ""), runtime::pki::pemDigest(caOf(name)));
+  EXPECT_NE(recorded.value("caSha256", ""), runtime::pki::pemDigest(attackers.caCertPem));
+  // Every worker mounts it, key readable by its own user only, and pins its CA.
+  const Json pods = podsOf(job);
+  ASSERT_EQ(pods.size(), 2u);
+  for (const Json& pod : pods) {
+    int mounted = 0;
+    for (const Json& volume : pod["spec"]["volumes"]) {
+      if (!volume.contains("secret")) continue;
+      ++mounted;
+      EXPECT_EQ(volume["secret"]["secretName"], name) << "the planted Secret must never be mounted";
+      EXPECT_EQ(volume["secret"]["defaultMode"], 0400);
+    }
+    EXPECT_EQ(mounted, 1);
+    std::string pinned;
+    for (const Json& env : pod["spec"]["containers"][0]["env"]) {
+      if (env["name"] == "IPU_RUNTIME_CA_SHA256") pinned = env.value("value", "");
+    }
+    EXPECT_EQ(pinned, recorded.value("caSha256", ""));
+  }
+  // The planted Secret is left as it was: it is the tenant's.
+  EXPECT_EQ(caOf(planted), attackers.caCertPem);
+
+  // The agents' NetworkPolicy: owned by the job, selecting its pods, the agent port only from them.
+  const Json policy = getJson("networkpolicy", controllers::headlessServiceName(job));
+  ASSERT_TRUE(policy.is_object());
+  EXPECT_EQ(policy["metadata"]["ownerReferences"][0]["uid"], uid);
+  const Json jobPods = {{"matchLabels", {{"graphcore.ai/ipujob", job}}}};
+  EXPECT_EQ(policy["spec"]["podSelector"], jobPods);
+  ASSERT_EQ(policy["spec"]["ingress"].size(), 2u);
+  EXPECT_EQ(policy["spec"]["ingress"][0]["from"], Json::array({{{"podSelector", jobPods}}}));
+  for (const Json& port : policy["spec"]["ingress"][1]["ports"]) {
+    if (port["protocol"] != "TCP") continue;
+    const int first = port["port"], last = port.value("endPort", first);
+    EXPECT_FALSE(first <= 7470 && 7470 <= last) << "the agent port is open to everyone: " << port.dump();
+  }
+  // Its pods match its selector (as the API server lists them).
+  const auto selected = kubectl({"get", "pods", "-l", "graphcore.ai/ipujob=" + job, "-o", "name"});
+  EXPECT_EQ(std::count(selected.out.begin(), selected.out.end(), '\n'), 2) << selected.out;
 }
 
 }  // namespace

@@ -341,6 +341,7 @@ TEST_F(ReconcilerTest, WorkersStartingAreWrittenASecondAfterTheFirstNewsAndRunni
 }
 
 constexpr const char* kSecretsPath = "/api/v1/namespaces/ml/secrets";
+constexpr const char* kPoliciesPath = "/apis/networking.k8s.io/v1/namespaces/ml/networkpolicies";
 
 // The API server's answer to a Secret created with generateName: the name it made.
 std::string generatedSecret(const std::string& name) {
@@ -377,6 +378,7 @@ TEST_F(ReconcilerTest, MultiWorkerInstancesGetTheirCertificateSecretRecordedWith
   EXPECT_EQ(pass(), Action::requeue(500ms));
   clock_.advance(1s);
   transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
+  transport_->expect("POST", kPoliciesPath, 201, "{}");
   transport_->expect("POST", kPodsPath, 201, "{}");
   transport_->expect("POST", kPodsPath, 201, "{}");
   pass();
@@ -414,6 +416,7 @@ TEST_F(ReconcilerTest, ASecretNotMadeAtAdmissionIsMadeAndRecordedBeforeAnyPod) {
   EXPECT_EQ(job_["status"]["runtimeSecret"]["name"], "bert-ipu-runtime-q8w4z");
   EXPECT_TRUE(lastStatusPatch_.contains("metadata")) << "a pass that read the job stale records nothing";
   transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
+  transport_->expect("POST", kPoliciesPath, 201, "{}");
   transport_->expect("POST", kPodsPath, 201, "{}");
   transport_->expect("POST", kPodsPath, 201, "{}");
   pass();
@@ -436,6 +439,7 @@ TEST_F(ReconcilerTest, PodsMadeBeforeSecretsWereRecordedKeepTheirSecretsName) {
   EXPECT_EQ(pass(), Action::requeue(500ms));
   clock_.advance(1s);
   transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
+  transport_->expect("POST", kPoliciesPath, 201, "{}");
   transport_->expect("POST", kPodsPath, 201, "{}");
   transport_->expect("POST", kPodsPath, 201, "{}");
   pass();
@@ -444,6 +448,7 @@ TEST_F(ReconcilerTest, PodsMadeBeforeSecretsWereRecordedKeepTheirSecretsName) {
   addWorkerPod(0, "Pending");
   job_["status"].erase("runtimeSecret");
   transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
+  transport_->expect("POST", kPoliciesPath, 201, "{}");
   transport_->expect("POST", kPodsPath, 201, "{}");
   pass();
   const Json pod = Json::parse(transport_->played().back().seen.body);
