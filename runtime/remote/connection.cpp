@@ -1,5 +1,6 @@
 #include "remote/connection.h"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <charconv>
@@ -78,9 +79,12 @@ std::optional<protocol::Frame> Connection::receive(std::chrono::milliseconds tim
 
 Connection connectToAgent(const Credentials& credentials, const std::string& host, int port,
                           std::chrono::milliseconds timeout) {
+  // One deadline for both steps, so that a caller's timeout is the most this takes.
+  auto deadline = std::chrono::steady_clock::now() + timeout;
   net::Fd fd = net::connectTcp(host, port, timeout);
   auto stream = std::make_unique<tls::Stream>(credentials.context(tls::Role::kClient), fd.release());
-  stream->handshake(timeout);
+  auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  stream->handshake(std::max(left, std::chrono::milliseconds(1)));
   return Connection(std::move(stream));
 }
 
