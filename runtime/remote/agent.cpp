@@ -2,7 +2,6 @@
 
 #include <climits>
 #include <cstdio>
-#include <set>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 
 #include "net/socket.h"
+#include "process/descendants.h"
 #include "process/signals.h"
 #include "process/termination.h"
 #include "remote/served_command.h"
@@ -20,8 +20,10 @@ namespace {
 
 constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
 constexpr auto kFirstFrameTimeout = std::chrono::seconds(30);
-// After Finish, how long served commands may take to end before they are killed.
+// At Finish or SIGTERM, how long served commands may take to end before they are killed; then how long the
+// killed may take to be gone. Both well inside a pod's default grace period of 30 s.
 constexpr auto kFinishGrace = std::chrono::seconds(5);
+constexpr auto kKillWait = std::chrono::seconds(2);
 
 void say(const std::string& text) {
   std::fprintf(stderr, "ipu-runtime agent: %s\n", text.c_str());
@@ -79,6 +81,8 @@ class Agent {
         context_(options.credentials.context(tls::Role::kServer)),
         listener_(net::listenTcp(options.port)),
         signals_(signalsToWatch()) {
+    // Whatever a served command leaves behind (a daemon, fork + setsid) stays ours to stop at the end.
+    process::becomeSubreaper();
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) throw net::NetError("pipe failed");
     finishRead_ = net::Fd(fds[0]);
@@ -125,43 +129,26 @@ class Agent {
       finishRead_.reset();
       serveConnection(options_, context_, fd.release(), finishWrite_.get());
     }
-    if (pid > 0) {
-      handlers_.insert(pid);
-      ++served_;
-    }
+    if (pid > 0) ++served_;
   }
 
-  // Reaps handlers; passes a stop signal on to them. Returns 128 + signal when the agent must stop.
+  // Reaps what ended. Returns 128 + signal when the agent must stop.
   int handleSignals() {
     int stop = 0;
     for (int signal : signals_.drain()) {
-      if (signal != SIGCHLD) {
-        for (pid_t pid : handlers_) kill(pid, SIGTERM);
-        stop = 128 + signal;
-      }
+      if (signal != SIGCHLD) stop = 128 + signal;
     }
-    reap(false);
+    process::reapEndedChildren();
     return stop;
-  }
-
-  void reap(bool block) {
-    int status;
-    pid_t pid;
-    while ((pid = waitpid(-1, &status, block ? 0 : WNOHANG)) > 0) handlers_.erase(pid);
   }
 
   // Lets the served commands end (they were told to by Finish's sender or by SIGTERM), then leaves.
   // `launchMessage`: how the launch on worker 0 ended, in its own words; it leads this pod's message too, so
   // that whichever worker the operator sees fail first explains the instance.
   int end(int code, const std::string& why, const std::string& launchMessage = "") {
-    for (pid_t pid : handlers_) kill(pid, SIGTERM);
-    auto deadline = std::chrono::steady_clock::now() + kFinishGrace;
-    while (!handlers_.empty() && std::chrono::steady_clock::now() < deadline) {
-      reap(false);
-      usleep(20'000);
-    }
-    for (pid_t pid : handlers_) kill(pid, SIGKILL);
-    reap(true);
+    // Every process this agent started, in any process group or session: a command that ignores SIGTERM
+    // or left a daemon behind must not keep the pod Running (and its IPUs held) after the instance ended.
+    if (!process::stopDescendants(kFinishGrace, kKillWait)) say("some served processes could not be stopped");
     auto ran = std::chrono::steady_clock::now() - started_;
     std::string detail = "served " + std::to_string(served_) + " connection(s)";
     std::string message =
@@ -176,6 +163,9 @@ class Agent {
     message = process::shortened(message, process::kMaxTerminationMessage);
     say(message);
     process::writeTerminationMessage(options_.terminationLog, message);
+    // As the container's PID 1, whatever is still there (unseen as ours) goes too; never as an ordinary
+    // process, where kill(-1) would reach every process of the user's.
+    if (getpid() == 1) kill(-1, SIGKILL);
     return code;
   }
 
@@ -185,7 +175,6 @@ class Agent {
   process::SignalFd signals_;
   net::Fd finishRead_;
   net::Fd finishWrite_;
-  std::set<pid_t> handlers_;
   int served_ = 0;
   std::chrono::steady_clock::time_point started_;
 };
