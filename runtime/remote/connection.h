@@ -24,6 +24,9 @@ struct Credentials {
 class Connection {
  public:
   explicit Connection(std::unique_ptr<tls::Stream> stream) : stream_(std::move(stream)) {}
+  // Going on where another reader left off (the agent's session, which read the request).
+  Connection(std::unique_ptr<tls::Stream> stream, protocol::FrameReader alreadyRead)
+      : stream_(std::move(stream)), reader_(std::move(alreadyRead)) {}
 
   void send(const protocol::Frame& frame);
   // Blocks until a whole frame arrives, or `timeout` passes (ProtocolError or TlsError, even when the peer
