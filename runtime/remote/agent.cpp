@@ -177,12 +177,13 @@ class Agent {
   }
 
   // Advances every connection that poll() reported (or whose deadline passed); the Finish a peer sent, if one
-  // did.
+  // did. Connections accepted since `waits` was made come last, with no entry of their own there yet.
   std::optional<protocol::Finish> serveReady(const std::vector<pollfd>& waits) {
     std::size_t index = 2;
     for (auto connection = pending_.begin(); connection != pending_.end(); ++index) {
       AgentSession::Verdict verdict = connection->session.timePassed(Clock::now());
-      if (verdict.kind == Kind::kWait && (waits[index].revents != 0 || connection->stream->hasBufferedData()))
+      const bool ready = index < waits.size() && waits[index].revents != 0;
+      if (verdict.kind == Kind::kWait && (ready || connection->stream->hasBufferedData()))
         verdict = advance(*connection);
       if (verdict.kind == Kind::kWait) {
         ++connection;
