@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "contract/runtime_contract.h"
+#include "launch/finish_peers.h"
 #include "process/spawn.h"
 #include "process/supervisor.h"
 #include "process/termination.h"
@@ -72,18 +73,11 @@ std::optional<std::string> waitForPeers(const LaunchOptions& options) {
 }
 
 // Tells every peer that answers how the instance ended, so its agent exits with it.
-void finishPeers(const LaunchOptions& options, int code, const std::string& message) {
-  for (auto host = options.hosts.begin() + 1; host != options.hosts.end(); ++host) {
-    try {
-      remote::Connection connection =
-          remote::connectToAgent(options.credentials, *host, options.agentPort, kAttemptTimeout);
-      connection.send(protocol::finishFrame(code, message));
-      connection.receive(kAttemptTimeout);
-      connection.close();
-    } catch (const std::exception& error) {
-      say("could not tell " + *host + " that the launch ended: " + error.what());
-    }
-  }
+void tellPeersTheOutcome(const LaunchOptions& options, int code, const std::string& message) {
+  std::vector<std::string> peers(options.hosts.begin() + 1, options.hosts.end());
+  for (const std::string& failure :
+       finishPeers(options.credentials, peers, options.agentPort, code, message, kFinishPeersWithin))
+    say("could not tell " + failure + " that the launch ended");
 }
 
 std::optional<std::string> environmentValue(const std::string& name) {
@@ -118,7 +112,7 @@ int runLaunch(const LaunchOptions& options) {
     facts.ran = Clock::now() - started;
     facts.detail = detail;
     std::string message = process::terminationMessage(facts);
-    finishPeers(options, status.succeeded() ? 0 : status.code, message);
+    tellPeersTheOutcome(options, status.succeeded() ? 0 : status.code, message);
     say(message);
     process::writeTerminationMessage(options.terminationLog, message);
     return status.code;

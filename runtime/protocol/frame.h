@@ -102,6 +102,8 @@ class FrameReader {
   // The peer closed the connection: an error if it did so in the middle of a frame.
   void finish() const;
   bool midFrame() const { return buffer_.size() > consumed_; }
+  // Bytes received and not yet handed out as frames.
+  std::size_t buffered() const { return buffer_.size() - consumed_; }
 
  private:
   void checkHeader() const;

@@ -1,5 +1,6 @@
 #include "remote/connection.h"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <charconv>
@@ -7,7 +8,6 @@
 #include <fstream>
 #include <sstream>
 
-#include <poll.h>
 #include <unistd.h>
 
 #include "contract/runtime_contract.h"
@@ -75,12 +75,17 @@ void Connection::send(const protocol::Frame& frame) {
 
 bool Connection::readAvailable() {
   std::array<std::byte, 64 * 1024> buffer;
-  std::size_t got = stream_->read(buffer);
-  if (got == 0) {
+  std::optional<std::size_t> got = stream_->readAvailable(buffer);
+  if (!got) return true;  // part of a TLS record: the rest comes with a later poll()
+  return take(std::span(buffer).first(*got));
+}
+
+bool Connection::take(std::span<const std::byte> received) {
+  if (received.empty()) {
     reader_.finish();
     return false;
   }
-  reader_.feed(std::span<const std::byte>(buffer.data(), got));
+  reader_.feed(received);
   return true;
 }
 
@@ -88,24 +93,22 @@ std::optional<protocol::Frame> Connection::receive(std::chrono::milliseconds tim
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
     if (auto frame = reader_.next()) return frame;
-    if (!hasBufferedData()) {
-      auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      pollfd wait{fd(), POLLIN, 0};
-      int ready = left.count() > 0 ? poll(&wait, 1, static_cast<int>(left.count())) : 0;
-      if (ready < 0 && errno == EINTR) continue;
-      if (ready <= 0)
-        throw protocol::ProtocolError("no answer within " + std::to_string(timeout.count()) + " ms");
-    }
-    if (!readAvailable()) return std::nullopt;
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left <= std::chrono::milliseconds::zero())
+      throw protocol::ProtocolError("no answer within " + std::to_string(timeout.count()) + " ms");
+    std::array<std::byte, 64 * 1024> buffer;
+    if (!take(std::span(buffer).first(stream_->read(buffer, left)))) return std::nullopt;
   }
 }
 
 Connection connectToAgent(const Credentials& credentials, const std::string& host, int port,
                           std::chrono::milliseconds timeout) {
+  // One deadline for both steps, so that a caller's timeout is the most this takes.
+  auto deadline = std::chrono::steady_clock::now() + timeout;
   net::Fd fd = net::connectTcp(host, port, timeout);
   auto stream = std::make_unique<tls::Stream>(credentials.context(tls::Role::kClient), fd.release());
-  stream->handshake(timeout);
+  auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  stream->handshake(std::max(left, std::chrono::milliseconds(1)));
   return Connection(std::move(stream));
 }
 

@@ -28,12 +28,17 @@ struct Credentials {
 class Connection {
  public:
   explicit Connection(std::unique_ptr<tls::Stream> stream) : stream_(std::move(stream)) {}
+  // Going on where another reader left off (the agent's session, which read the request).
+  Connection(std::unique_ptr<tls::Stream> stream, protocol::FrameReader alreadyRead)
+      : stream_(std::move(stream)), reader_(std::move(alreadyRead)) {}
 
   void send(const protocol::Frame& frame);
-  // Blocks until a whole frame arrives (or `timeout` passes: ProtocolError). nullopt when the peer closed the
-  // connection between frames; ProtocolError when it closed inside one or sent something malformed.
+  // Blocks until a whole frame arrives, or `timeout` passes (ProtocolError or TlsError, even when the peer
+  // sent part of a TLS record and stopped). nullopt when the peer closed the connection between frames;
+  // ProtocolError when it closed inside one or sent something malformed.
   std::optional<protocol::Frame> receive(std::chrono::milliseconds timeout);
-  // For poll() loops: reads what the socket has (once) and returns false when the peer closed the connection.
+  // For poll() loops: reads what the socket has (once, never waiting for the rest of a TLS record) and
+  // returns false when the peer closed the connection.
   bool readAvailable();
   // A frame already read by readAvailable(), if any.
   std::optional<protocol::Frame> nextFrame() { return reader_.next(); }
@@ -44,6 +49,9 @@ class Connection {
   std::string peerIdentity() const { return stream_->peerIdentity(); }
 
  private:
+  // Feeds what a read returned to the frame reader; false (and a check for a cut frame) at the end.
+  bool take(std::span<const std::byte> received);
+
   std::unique_ptr<tls::Stream> stream_;
   protocol::FrameReader reader_;
 };

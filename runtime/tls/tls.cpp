@@ -203,14 +203,17 @@ class NonBlocking {
   int flags_;
 };
 
-// Waits until `fd` is ready for what OpenSSL asked (SSL_ERROR_WANT_READ/WRITE), or throws at the deadline.
-void waitUntilReady(int fd, int sslError, Clock::time_point deadline, std::chrono::milliseconds timeout) {
-  pollfd entry{.fd = fd, .events = static_cast<short>(sslError == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN)};
+bool wantsWrite(int sslError) {
+  return sslError == SSL_ERROR_WANT_WRITE;
+}
+
+// Waits until `fd` is ready for what OpenSSL asked (SSL_ERROR_WANT_READ/WRITE), or throws `late` at the
+// deadline.
+void waitUntilReady(int fd, bool write, Clock::time_point deadline, const std::string& late) {
+  pollfd entry{.fd = fd, .events = static_cast<short>(write ? POLLOUT : POLLIN)};
   for (;;) {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left <= std::chrono::milliseconds::zero()) {
-      throw TlsError("TLS handshake timed out after " + std::to_string(timeout.count()) + " ms");
-    }
+    if (left <= std::chrono::milliseconds::zero()) throw TlsError(late);
     const int ready = ::poll(&entry, 1, static_cast<int>(left.count()));
     if (ready > 0) return;  // readable, writable, or hung up: the next OpenSSL call says which
     if (ready < 0 && errno != EINTR) throw TlsError(std::string("poll failed: ") + std::strerror(errno));
@@ -220,9 +223,13 @@ void waitUntilReady(int fd, int sslError, Clock::time_point deadline, std::chron
 // Blocking I/O that OpenSSL still reports as "want read/write" (a signal interrupted it, or the caller made
 // the fd non-blocking): wait without a deadline, then retry.
 void waitUntilReady(int fd, int sslError) {
-  pollfd entry{.fd = fd, .events = static_cast<short>(sslError == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN)};
+  pollfd entry{.fd = fd, .events = static_cast<short>(wantsWrite(sslError) ? POLLOUT : POLLIN)};
   while (::poll(&entry, 1, -1) < 0 && errno == EINTR) {
   }
+}
+
+std::string timedOut(std::string_view doing, std::chrono::milliseconds timeout) {
+  return std::string(doing) + " timed out after " + std::to_string(timeout.count()) + " ms";
 }
 
 bool isCertificateAlert(int alert) {
@@ -340,6 +347,19 @@ struct Stream::State {
   void throwFailure(std::string_view doing, int sslError) const {
     throw TlsError(std::string(doing) + " failed: " + describeFailure(sslError, check));
   }
+
+  // One SSL_read: the byte count (0 at close_notify), or nullopt with what OpenSSL waits for in `wanted`.
+  std::optional<size_t> tryRead(std::span<std::byte> buf, int& wanted) {
+    if (buf.empty()) return 0;
+    ERR_clear_error();
+    size_t got = 0;
+    if (SSL_read_ex(ssl.get(), buf.data(), buf.size(), &got) == 1) return got;
+    const int error = SSL_get_error(ssl.get(), 0);
+    if (error == SSL_ERROR_ZERO_RETURN) return 0;  // close_notify
+    if (error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE) throwFailure("TLS read", error);
+    wanted = error;
+    return std::nullopt;
+  }
 };
 
 Stream::Stream(const Context& context, int connectedFd) {
@@ -369,16 +389,25 @@ Stream& Stream::operator=(Stream&&) noexcept = default;
 Stream::~Stream() = default;
 
 void Stream::handshake(std::chrono::milliseconds timeout) {
-  State& s = *state_;
   const Clock::time_point deadline = Clock::now() + timeout;
-  const NonBlocking nonBlocking(s.fd);
-  for (;;) {
-    ERR_clear_error();
-    const int result = SSL_do_handshake(s.ssl.get());
-    if (result == 1) break;
+  const NonBlocking nonBlocking(state_->fd);
+  for (HandshakeStep step; (step = continueHandshake()) != HandshakeStep::kDone;) {
+    waitUntilReady(state_->fd, step == HandshakeStep::kWantWrite, deadline,
+                   timedOut("TLS handshake", timeout));
+  }
+}
+
+Stream::HandshakeStep Stream::continueHandshake() {
+  State& s = *state_;
+  const auto stepFor = [](int sslError) {
+    return wantsWrite(sslError) ? HandshakeStep::kWantWrite : HandshakeStep::kWantRead;
+  };
+  if (s.established) return HandshakeStep::kDone;
+  ERR_clear_error();
+  if (const int result = SSL_do_handshake(s.ssl.get()); result != 1) {
     const int error = SSL_get_error(s.ssl.get(), result);
     if (error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE) s.throwFailure("TLS handshake", error);
-    waitUntilReady(s.fd, error, deadline, timeout);
+    return stepFor(error);
   }
   // A client waits for the server's verdict on its certificate: the server's session ticket (accepted) or
   // its alert (refused). Application data first would mean accepted as well; peeking leaves it unread.
@@ -392,23 +421,34 @@ void Stream::handshake(std::chrono::milliseconds timeout) {
       throw TlsError("TLS handshake failed: the peer closed the connection before accepting our certificate");
     }
     if (error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE) s.throwFailure("TLS handshake", error);
-    if (!s.check.ticketSeen) waitUntilReady(s.fd, error, deadline, timeout);
+    if (!s.check.ticketSeen) return stepFor(error);
   }
   s.established = true;
+  return HandshakeStep::kDone;
 }
 
 size_t Stream::read(std::span<std::byte> buf) {
-  State& s = *state_;
-  if (buf.empty()) return 0;
   for (;;) {
-    ERR_clear_error();
-    size_t got = 0;
-    if (SSL_read_ex(s.ssl.get(), buf.data(), buf.size(), &got) == 1) return got;
-    const int error = SSL_get_error(s.ssl.get(), 0);
-    if (error == SSL_ERROR_ZERO_RETURN) return 0;  // close_notify
-    if (error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE) s.throwFailure("TLS read", error);
-    waitUntilReady(s.fd, error);
+    int wanted = SSL_ERROR_NONE;
+    if (auto got = state_->tryRead(buf, wanted)) return *got;
+    waitUntilReady(state_->fd, wanted);
   }
+}
+
+size_t Stream::read(std::span<std::byte> buf, std::chrono::milliseconds timeout) {
+  const Clock::time_point deadline = Clock::now() + timeout;
+  const NonBlocking nonBlocking(state_->fd);
+  for (;;) {
+    int wanted = SSL_ERROR_NONE;
+    if (auto got = state_->tryRead(buf, wanted)) return *got;
+    waitUntilReady(state_->fd, wantsWrite(wanted), deadline, timedOut("TLS read", timeout));
+  }
+}
+
+std::optional<size_t> Stream::readAvailable(std::span<std::byte> buf) {
+  const NonBlocking nonBlocking(state_->fd);
+  int wanted = SSL_ERROR_NONE;
+  return state_->tryRead(buf, wanted);
 }
 
 void Stream::writeAll(std::span<const std::byte> data) {

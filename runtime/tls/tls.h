@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -94,10 +95,23 @@ class Stream {
   // client's handshake waits for it (or for the server's refusal). Tickets are never used for resumption.
   void handshake(std::chrono::milliseconds timeout);
 
+  // The handshake one step at a time, for a server that runs many on non-blocking sockets in one poll() loop
+  // (the agent): kDone once it is established, else what to poll() the fd for before calling again. The
+  // caller keeps the time; errors are handshake()'s. The fd's blocking mode is left as the caller set it.
+  enum class HandshakeStep { kDone, kWantRead, kWantWrite };
+  HandshakeStep continueHandshake();
+
   // Blocking. Reads up to buf.size() bytes (at least 1 when buf is not empty) and returns how many; returns
   // 0 when the peer closed the connection cleanly (close_notify). Throws TlsError on errors, including a
   // connection that ends without close_notify ("truncated": the peer died, or someone cut the stream).
   size_t read(std::span<std::byte> buf);
+  // The same within `timeout`, whatever the peer does: one that sends nothing, trickles bytes, or sends part
+  // of a TLS record and stops fails it with TlsError "TLS read timed out after … ms" (a plain read() would
+  // wait inside OpenSSL for the rest of the record, past any poll() the caller did).
+  size_t read(std::span<std::byte> buf, std::chrono::milliseconds timeout);
+  // Never waits: nullopt while no whole record has arrived (the bytes of a partial one stay inside OpenSSL
+  // until the rest comes), otherwise as read().
+  std::optional<size_t> readAvailable(std::span<std::byte> buf);
 
   // Blocking; writes everything or throws TlsError.
   void writeAll(std::span<const std::byte> data);

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the binary seeds of two fuzz targets: corpus/vipu_reply (V-IPU replies, encoded by protoc from the
-text below) and corpus/runtime_frame (runtime protocol streams). The other targets' seeds are text files kept
+"""Writes the binary seeds of three fuzz targets: corpus/vipu_reply (V-IPU replies, encoded by protoc from the
+text below), corpus/runtime_frame (runtime protocol streams) and corpus/agent_session (scripts of connection
+events for the agent). The other targets' seeds are text files kept
 as they are. Run from anywhere; rewrites only the files it names."""
 import pathlib
 import struct
@@ -55,7 +56,7 @@ out = here / "corpus" / "vipu_reply"
 out.mkdir(parents=True, exist_ok=True)
 for name, message, text in replies:
     encoded = subprocess.run(
-        ["protoc", f"--proto_path={repo / 'operator'}", f"--encode=virmgrpc.{message}", "vipu/proto/virmgrpc.proto"],
+        ["protoc", f"--proto_path={repo / 'operator' / 'lib'}", f"--encode=virmgrpc.{message}", "vipu/proto/virmgrpc.proto"],
         input=text.encode(), stdout=subprocess.PIPE, check=True).stdout
     (out / name).write_bytes(encoded)
 
@@ -86,3 +87,34 @@ out = here / "corpus" / "runtime_frame"
 out.mkdir(parents=True, exist_ok=True)
 for name, chunk, stream in streams:
     (out / name).write_bytes(bytes([chunk - 1]) + stream)
+
+# --- The agent's connection state machine: a script of events, one opcode byte each (see
+# agent_session_fuzzer.cpp): 0 handshake done, 1 handshake failed, 2 <n> <n bytes> received, 3 peer closed,
+# 4 peer's connection failed, 5 <t> t×100 ms passed.
+HANDSHAKE_DONE, HANDSHAKE_FAILED, RECEIVED, CLOSED, FAILED, TIME = range(6)
+
+
+def received(data, chunk=255):
+    script = b""
+    for at in range(0, len(data), chunk):
+        part = data[at:at + chunk]
+        script += bytes([RECEIVED, len(part)]) + part
+    return script
+
+
+scripts = [
+    ("ping.bin", bytes([HANDSHAKE_DONE]) + received(frame(PING))),
+    ("run-byte-by-byte-then-stdin.bin",
+     bytes([HANDSHAKE_DONE]) + received(frame(RUN, b"orted --hnp-uri 1.2.3.4:5") + frame(STDIN, b"y\n"), 1)),
+    ("finish.bin", bytes([HANDSHAKE_DONE, TIME, 20]) + received(frame(FINISH, i32(3) + b"launch failed"))),
+    ("signal-request.bin", bytes([HANDSHAKE_DONE]) + received(frame(SIGNAL, i32(15)))),
+    ("handshake-failed.bin", bytes([HANDSHAKE_FAILED]) + received(frame(PING))),
+    ("handshake-timeout.bin", bytes([TIME, 99, TIME, 1])),
+    ("cut-frame.bin", bytes([HANDSHAKE_DONE]) + received(frame(RUN, b"sleep 1")[:7]) + bytes([CLOSED])),
+    ("silent-after-handshake.bin", bytes([HANDSHAKE_DONE, TIME, 50, TIME, 50, FAILED])),
+    ("oversized-header.bin", bytes([HANDSHAKE_DONE]) + received(b"\xff\xff\xff\xff\x03")),
+]
+out = here / "corpus" / "agent_session"
+out.mkdir(parents=True, exist_ok=True)
+for name, script in scripts:
+    (out / name).write_bytes(script)

@@ -1,6 +1,9 @@
 // ipu-runtime as real processes on loopback: exec as a container's PID 1 would run it, and agent + rsh with
 // the job's mutual TLS. No cluster: these run anywhere the binary does.
 #include <csignal>
+#include <fstream>
+#include <regex>
+#include <sstream>
 #include <thread>
 
 #include <arpa/inet.h>
@@ -9,8 +12,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "eventually.h"
 #include "free_port.h"
+#include "net/socket.h"
 #include "protocol/frame.h"
+#include "remote/connection.h"
 #include "runtime_fixture.h"
 #include "subprocess.h"
 #include "tls/tls.h"
@@ -138,8 +144,10 @@ class AgentTest : public ::testing::Test {
   }
 
   std::vector<std::string> agentEnv() const {
-    return {secret.environment(), "IPU_RUNTIME_AGENT_PORT=" + std::to_string(port),
-            "IPU_RUNTIME_TERMINATION_LOG=" + terminationLog};
+    std::vector<std::string> env = {secret.environment(), "IPU_RUNTIME_AGENT_PORT=" + std::to_string(port),
+                                    "IPU_RUNTIME_TERMINATION_LOG=" + terminationLog};
+    env.insert(env.end(), extraAgentEnv.begin(), extraAgentEnv.end());
+    return env;
   }
 
   void waitUntilListening() {
@@ -167,6 +175,13 @@ class AgentTest : public ::testing::Test {
                 .extraEnv = {credentials.environment(), "IPU_RUNTIME_AGENT_PORT=" + std::to_string(port)}});
   }
 
+  // A connection to the agent as a peer of the job would make it: the launch's or rsh's side.
+  runtime::remote::Connection connectAsJob() const {
+    return runtime::remote::connectToAgent(runtime::remote::Credentials::load(secret.path), "127.0.0.1", port,
+                                           5s);
+  }
+
+  std::vector<std::string> extraAgentEnv;
   JobSecretDir secret{"ipujob/test/job-a/uid-1"};
   std::string terminationLog = ::testing::TempDir() + "/agent-termination-log-" + std::to_string(getpid());
   std::uint16_t port = 0;
@@ -260,6 +275,98 @@ TEST_F(AgentTest, MalformedAndTruncatedFramesFromAnAuthenticatedPeerAreErrorsNot
   EXPECT_NE(log.find("connection closed inside a frame"), std::string::npos) << log;
   EXPECT_NE(log.find("refused a Signal request"), std::string::npos) << log;
   EXPECT_EQ(rsh({"echo", "alive"}, secret).out, "alive\n");
+}
+
+// Whether `pid` is a process that has not ended (a zombie has).
+bool running(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return false;
+  return stat.rfind(')') != std::string::npos && stat[stat.rfind(')') + 2] != 'Z';
+}
+
+std::vector<pid_t> pidsIn(const std::string& path) {
+  std::vector<pid_t> pids;
+  std::istringstream in(fileText(path));
+  for (pid_t pid; in >> pid;) pids.push_back(pid);
+  return pids;
+}
+
+TEST_F(AgentTest, FinishStopsEveryServedProcessEvenOneIgnoringSigtermAndADaemonThatLeftItsGroup) {
+  const std::string pidFile = ::testing::TempDir() + "/served-pids-" + std::to_string(getpid());
+  unlink(pidFile.c_str());
+  // The shell and everything it starts ignore SIGTERM; the daemon runs in a session of its own, and its
+  // parent (the subshell) exits at once, so it is re-parented.
+  BackgroundProcess client({runtimeBinary(), "rsh", "127.0.0.1",
+                            "trap '' TERM; echo $$ >> " + pidFile + "; (setsid sh -c 'echo $$ >> " + pidFile +
+                                "; exec sleep 1000' &); echo started; sleep 1000"},
+                           {secret.environment(), "IPU_RUNTIME_AGENT_PORT=" + std::to_string(port)});
+  ASSERT_EQ(client.readLine(10s), "started") << client.stderrText();
+  ASSERT_TRUE(eventually([&] { return pidsIn(pidFile).size() == 2; }, 10s)) << fileText(pidFile);
+  const std::vector<pid_t> served = pidsIn(pidFile);
+  for (pid_t pid : served) ASSERT_TRUE(running(pid)) << pid;
+
+  runtime::remote::Connection launch = connectAsJob();
+  launch.send(runtime::protocol::finishFrame(0, ""));
+  auto reply = launch.receive(5s);
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ(reply->type, runtime::protocol::FrameType::kPong);
+  // SIGTERM is ignored: the agent waits its grace (5 s), then kills.
+  EXPECT_EQ(agent->wait(20s), 0) << agent->stderrText();
+  for (pid_t pid : served) EXPECT_TRUE(eventually([&] { return !running(pid); }, 5s)) << "pid " << pid;
+  unlink(pidFile.c_str());
+}
+
+// An agent that lets few connections wait for their handshake at once.
+class BoundedAgentTest : public AgentTest {
+ protected:
+  BoundedAgentTest() {
+    extraAgentEnv = {"IPU_RUNTIME_AGENT_MAX_UNAUTHENTICATED=8",
+                     "IPU_RUNTIME_AGENT_MAX_UNAUTHENTICATED_PER_SOURCE=4"};
+  }
+};
+
+// A TCP connection from `source` (a loopback address) to the agent that never says anything; the connect
+// is not waited for.
+runtime::net::Fd silentConnection(const char* source, std::uint16_t port) {
+  runtime::net::Fd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  inet_pton(AF_INET, source, &from.sin_addr);
+  EXPECT_EQ(bind(fd.get(), reinterpret_cast<sockaddr*>(&from), sizeof from), 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  connect(fd.get(), reinterpret_cast<sockaddr*>(&to), sizeof to);
+  return fd;
+}
+
+TEST_F(BoundedAgentTest, AFloodOfSilentConnectionsIsRefusedWhileTheJobIsStillServed) {
+  std::vector<runtime::net::Fd> flood;
+  for (int i = 0; i < 500; ++i) flood.push_back(silentConnection("127.0.0.2", port));
+  ASSERT_TRUE(
+      eventually([&] { return !linesWith(agent->stderrText(), "connection(s) so far").empty(); }, 10s))
+      << agent->stderrText();
+
+  EXPECT_EQ(rsh({"echo", "alive"}, secret).out, "alive\n");
+  runtime::remote::Connection launch = connectAsJob();
+  launch.send(runtime::protocol::pingFrame());
+  auto pong = launch.receive(5s);
+  ASSERT_TRUE(pong.has_value());
+  EXPECT_EQ(pong->type, runtime::protocol::FrameType::kPong);
+
+  runtime::remote::Connection finish = connectAsJob();
+  finish.send(runtime::protocol::finishFrame(0, ""));
+  EXPECT_TRUE(finish.receive(5s).has_value());
+  EXPECT_EQ(agent->wait(20s), 0) << agent->stderrText();
+  std::smatch refused;
+  std::string message = fileText(terminationLog);
+  ASSERT_TRUE(std::regex_search(message, refused,
+                                std::regex(R"(refused (\d+) connection\(s\) \(over the bound: (\d+))")))
+      << message;
+  EXPECT_GT(std::stoi(refused[2]), 0) << message;
+  EXPECT_NE(message.find("served 1 connection(s)"), std::string::npos) << message;  // rsh's Run
 }
 
 TEST_F(AgentTest, BytesThatAreNotTlsAreRefused) {

@@ -1,5 +1,6 @@
 #include "tls/tls.h"
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -300,6 +301,60 @@ TEST_F(TlsTest, APeerThatSaysNothingTimesTheHandshakeOut) {
     EXPECT_LT(end.took, 2s);
     ::close(peerFd);
   }
+}
+
+// After the handshake, raw bytes on the socket: a TLS 1.3 application-data record header announcing 64 bytes,
+// then only the first `sent` of them.
+void sendPartOfARecord(int fd, std::size_t sent) {
+  std::string record("\x17\x03\x03\x00\x40", 5);
+  record += std::string(sent, 'r');
+  ASSERT_EQ(::write(fd, record.data(), record.size()), static_cast<ssize_t>(record.size()));
+}
+
+TEST_F(TlsTest, AReadWithATimeoutEndsWhenThePeerSendsHalfARecordAndStops) {
+  Connection c = connect(serverContext(job()), clientContext(job()));
+  ASSERT_EQ(c.server.error + c.client.error, "");
+  sendPartOfARecord(c.client.stream->fd(), 32);
+  std::byte buffer[64];
+  const auto start = SteadyClock::now();
+  try {
+    c.server.stream->read(buffer, 300ms);
+    ADD_FAILURE() << "a read of half a record returned";
+  } catch (const TlsError& e) {
+    EXPECT_EQ(std::string(e.what()), "TLS read timed out after 300 ms");
+  }
+  EXPECT_GE(SteadyClock::now() - start, 300ms);
+  EXPECT_LT(SteadyClock::now() - start, 2s);
+}
+
+TEST_F(TlsTest, AReadWithATimeoutEndsWhileThePeerTricklesBytes) {
+  Connection c = connect(serverContext(job()), clientContext(job()));
+  ASSERT_EQ(c.server.error + c.client.error, "");
+  std::atomic<bool> stop = false;
+  std::thread trickler([&, fd = c.client.stream->fd()] {
+    for (int sent = 0; sent < 5 && !stop; ++sent) {  // one byte of the record header every 100 ms
+      ASSERT_EQ(::write(fd, "\x17", 1), 1);
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  std::byte buffer[64];
+  const auto start = SteadyClock::now();
+  EXPECT_THROW(c.server.stream->read(buffer, 250ms), TlsError);
+  EXPECT_LT(SteadyClock::now() - start, 2s);
+  stop = true;
+  trickler.join();
+}
+
+TEST_F(TlsTest, ReadAvailableDoesNotWaitForTheRestOfARecord) {
+  Connection c = connect(serverContext(job()), clientContext(job()));
+  ASSERT_EQ(c.server.error + c.client.error, "");
+  std::byte buffer[64];
+  EXPECT_EQ(c.server.stream->readAvailable(buffer), std::nullopt);  // nothing sent yet
+  sendPartOfARecord(c.client.stream->fd(), 32);
+  EXPECT_EQ(c.server.stream->readAvailable(buffer), std::nullopt);
+  const std::string rest(32, 'r');  // the record complete, but not encrypted by the client's key
+  ASSERT_EQ(::write(c.client.stream->fd(), rest.data(), rest.size()), 32);
+  EXPECT_THROW(c.server.stream->readAvailable(buffer), TlsError);
 }
 
 TEST_F(TlsTest, APeerThatHangsUpDuringTheHandshakeFailsIt) {
