@@ -67,7 +67,7 @@ class FakeAgent {
 
 TEST(FinishPeersTest, EveryPeerThatAnswersIsToldWithinTheDeadlineWhileOneDoesNot) {
   JobSecretDir secret("ipujob/test/finish/uid-3");
-  const remote::Credentials credentials = remote::Credentials::load(secret.path);
+  const remote::Credentials credentials = remote::Credentials::load(secret.path, "");
   const std::uint16_t port = freeLoopbackPort();
   // Its TCP connections are accepted by the kernel, but nobody ever answers TLS on them. It comes first: told
   // one after another, the peers after it would get no time at all.
@@ -90,7 +90,7 @@ TEST(FinishPeersTest, EveryPeerThatAnswersIsToldWithinTheDeadlineWhileOneDoesNot
 
 TEST(FinishPeersTest, ThePeersHearTheCodeAndTheMessage) {
   JobSecretDir secret("ipujob/test/finish/uid-4");
-  const remote::Credentials credentials = remote::Credentials::load(secret.path);
+  const remote::Credentials credentials = remote::Credentials::load(secret.path, "");
   const std::uint16_t port = freeLoopbackPort();
   FakeAgent first(credentials, "127.0.0.6", port);
   FakeAgent second(credentials, "127.0.0.7", port);

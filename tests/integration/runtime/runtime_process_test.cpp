@@ -111,7 +111,7 @@ TEST(RuntimeUsageTest, MalformedSettingsAreClearErrors) {
   RunResult noSecret =
       run({runtimeBinary(), "agent"}, {.timeout = 10s, .extraEnv = {"IPU_RUNTIME_TLS_DIR=/nonexistent"}});
   EXPECT_EQ(noSecret.exitCode, 1);
-  EXPECT_NE(noSecret.err.find("cannot read /nonexistent/tls.crt (is the job's runtime Secret mounted?)"),
+  EXPECT_NE(noSecret.err.find("cannot read /nonexistent/ca.crt (is the job's runtime Secret mounted?)"),
             std::string::npos)
       << noSecret.err;
 }
@@ -177,8 +177,8 @@ class AgentTest : public ::testing::Test {
 
   // A connection to the agent as a peer of the job would make it: the launch's or rsh's side.
   runtime::remote::Connection connectAsJob() const {
-    return runtime::remote::connectToAgent(runtime::remote::Credentials::load(secret.path), "127.0.0.1", port,
-                                           5s);
+    return runtime::remote::connectToAgent(runtime::remote::Credentials::load(secret.path, ""), "127.0.0.1",
+                                           port, 5s);
   }
 
   std::vector<std::string> extraAgentEnv;
