@@ -206,6 +206,9 @@ makeIPTablesUtilChains: false
 # search path <namespace>.svc.cluster.local svc.cluster.local cluster.local.
 clusterDNS: [$node_ip]
 clusterDomain: cluster.local
+# At most 512 processes per pod, as a shared cluster's nodes limit them: a pod that forks without bound fails
+# itself, not the node (the e2e tests flood a worker's agent with connections under this limit).
+podPidsLimit: 512
 # Images cannot be pulled again: never garbage-collect them, and evict only when a disk is really full.
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99

@@ -1,0 +1,155 @@
+// Jobs isolated from each other, with real containers on the real node: what another tenant of the cluster
+// can try against a job's credentials and agents, and a job's own command that will not stop. Each runs a
+// real multi-worker job through the operator and the injected ipu-runtime.
+#include <regex>
+#include <string>
+
+#include "common/time_format.h"
+#include "ipujob/child_names.h"
+#include "operator_on_real_node.h"
+#include "tls/pki.h"
+
+namespace ipu::testing {
+namespace {
+
+// Every rank prints the SHA-256 of the CA its pod mounted, allreduces, waits `seconds` (the window another
+// pod floods its agents in), allreduces again.
+std::string ranksPrintingTheirCaThenWaiting(int seconds) {
+  return "import hashlib, time; from mpi4py import MPI; c = MPI.COMM_WORLD; "
+         "ca = hashlib.sha256(open('/etc/ipu-runtime/tls/ca.crt', 'rb').read()).hexdigest(); "
+         "print('rank %d ca %s sum %d' % (c.Get_rank(), ca, c.allreduce(1)), flush=True); "
+         "time.sleep(" +
+         std::to_string(seconds) +
+         "); "
+         "print('rank %d after the wait sum %d' % (c.Get_rank(), c.allreduce(1)), flush=True)";
+}
+
+// Opens `count` TCP connections to host:port one after another (each given 2 s), holds those that opened
+// for 10 s, then prints how many opened: a bounded flood from one process.
+std::string flooder(const std::string& host, int port, int count) {
+  return "import socket, time\n"
+         "held, failed = [], 0\n"
+         "for i in range(" +
+         std::to_string(count) +
+         "):\n"
+         "    try:\n"
+         "        held.append(socket.create_connection(('" +
+         host + "', " + std::to_string(port) +
+         "), timeout=2))\n"
+         "    except OSError:\n"
+         "        failed += 1\n"
+         "time.sleep(10)\n"
+         "print('flood: opened %d, failed %d' % (len(held), failed), flush=True)\n";
+}
+
+Json podOnTheRealNode(const std::string& name, const Json& command) {
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", name}}},
+      {"spec",
+       {{"restartPolicy", "Never"},
+        {"nodeSelector", {{"ipu-operator.dev/real-node", "true"}}},
+        {"tolerations",
+         Json::array(
+             {{{"key", "ipu-operator.dev/real-node"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}})},
+        {"containers", Json::array({{{"name", "main"},
+                                     {"image", debianMpi()},
+                                     {"imagePullPolicy", "Never"},
+                                     {"command", command}}})}}}};
+}
+
+// A suspended job whose derived Secret name another principal of the namespace fills with a CA of their own;
+// once resumed, its workers (a memory limit, and the node's PID limit per pod) run while another pod opens
+// 2,000 connections to an agent. The planted CA is never mounted, the flood is refused and counted, and the
+// job completes.
+TEST_F(OperatorOnRealNodeTest, APlantedSecretIsNeverMountedAndAFloodedAgentKeepsItsJobRunning) {
+  const std::string name = "flooded";
+  Json spec = Json::parse(R"({"workersPerJobInstance": "2", "suspend": true})");
+  std::string manifest = jobRunning(name, Json::array({"python3", "-c", ranksPrintingTheirCaThenWaiting(25)}),
+                                    spec.dump(), debianMpi());
+  Json job = Json::parse(manifest);
+  job["spec"]["workers"]["template"]["spec"]["containers"][0]["resources"] = {
+      {"limits", {{"memory", "256Mi"}}}};
+  ASSERT_EQ(createJob(job.dump()), name);
+  ASSERT_TRUE(reachesPhase(name, "Suspended", 60s)) << jobStatus(name).dump();
+
+  const std::string uid = getJson("ipujob", name)["metadata"].value("uid", "");
+  const std::string planted = controllers::legacyRuntimeSecretName({ns(), name, uid});
+  const auto attackers =
+      runtime::pki::issueJobCredentials(ns() + "/" + name + "/" + uid, std::chrono::hours(1));
+  const Json secret = {
+      {"apiVersion", "v1"},
+      {"kind", "Secret"},
+      {"metadata", {{"name", planted}}},
+      {"type", "kubernetes.io/tls"},
+      {"stringData",
+       {{"ca.crt", attackers.caCertPem}, {"tls.crt", attackers.certPem}, {"tls.key", attackers.keyPem}}}};
+  ASSERT_TRUE(kubectl({"create", "-f", "-"}, RunOptions{.input = secret.dump()}).ok());
+  ASSERT_TRUE(kubectl({"patch", "ipujob", name, "--type=merge", "-p", R"({"spec":{"suspend":false}})"}).ok());
+
+  // The ranks are up (both printed their CA) before the flood starts.
+  const std::string launcher = name + "-worker-0", agent = name + "-worker-1";
+  const auto bothRanksUp = [&] {
+    const auto logs = kubectl({"logs", launcher, "-c", "train"});  // fails until the container starts
+    return logs.ok() && linesByRank(logs.out)[1].size() == 1;
+  };
+  ASSERT_TRUE(eventually(bothRanksUp, 180s)) << jobStatus(name).dump();
+  const std::string agentIp = getJson("pod", agent)["status"].value("podIP", "");
+  ASSERT_FALSE(agentIp.empty());
+  ASSERT_TRUE(
+      kubectl({"create", "-f", "-"},
+              RunOptions{.input = podOnTheRealNode(
+                                      "flooder", Json::array({"python3", "-c", flooder(agentIp, 7470, 2000)}))
+                                      .dump()})
+          .ok());
+
+  ASSERT_TRUE(reachesPhase(name, "Succeeded", 180s)) << jobStatus(name).dump();
+  const std::string pinned = jobStatus(name)["runtimeSecret"].value("caSha256", "");
+  ASSERT_EQ(pinned.size(), 64u) << jobStatus(name).dump();
+  EXPECT_NE(pinned, runtime::pki::pemDigest(attackers.caCertPem));
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto lines = rankLines(launcher, rank);
+    ASSERT_EQ(lines.size(), 2u) << "rank " << rank;
+    EXPECT_EQ(lines[0], "rank " + std::to_string(rank) + " ca " + pinned + " sum 2")
+        << "the job's own CA, mounted";
+    EXPECT_EQ(lines[1], "rank " + std::to_string(rank) + " after the wait sum 2");
+  }
+  // The flood happened while the job ran, and the agent refused it.
+  ASSERT_TRUE(
+      eventually([&] { return getJson("pod", "flooder")["status"].value("phase", "") == "Succeeded"; }, 60s));
+  const auto flood = kubectl({"logs", "flooder"});
+  EXPECT_NE(flood.out.find("flood: opened"), std::string::npos) << flood.out;
+  const auto agentLog = kubectl({"logs", agent, "-c", "train"});
+  std::smatch refused;
+  ASSERT_TRUE(std::regex_search(agentLog.out, refused, std::regex("refused ([0-9]+) connection")))
+      << agentLog.out;
+  EXPECT_GT(std::stoi(refused[1]), 0) << agentLog.out;
+  EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 30s));
+}
+
+// A served command that ignores SIGTERM and leaves a daemon behind (setsid): when the launch ends, the agent
+// stops both, so the worker pod ends and the job frees its IPUs at once instead of running to its deadline.
+TEST_F(OperatorOnRealNodeTest, AServedCommandThatTrapsSigtermAndLeavesADaemonDoesNotHoldTheJob) {
+  const std::string stubborn = "trap '' TERM; setsid sleep 1000 & echo stubborn started; sleep 1000";
+  const std::string launch = "/opt/ipu-runtime/ipu-runtime rsh ${IPU_RUNTIME_PEERS#*,} \"" + stubborn +
+                             "\" & sleep 5; echo launcher done";
+  const Json spec = {{"workersPerJobInstance", "2"},
+                     {"activeDeadlineSeconds", 600},
+                     {"launcher", {{"command", Json::array({"sh", "-c", launch})}}}};
+  const std::string job = createJob(jobRunning("stubborn", Json::array({"true"}), spec.dump()));
+  ASSERT_TRUE(reachesPhase(job, "Succeeded", 120s)) << jobStatus(job).dump();
+  const auto agentLog = kubectl({"logs", job + "-worker-1", "-c", "train"});
+  EXPECT_NE(agentLog.out.find("ipu-runtime agent: running for "), std::string::npos) << agentLog.out;
+  EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 30s));
+  // Ended by the agent, not by the job's deadline: well within the launcher's seconds plus the grace.
+  const Json status = jobStatus(job);
+  const auto started = parseTime(status.value("startTime", ""));
+  const auto completed = parseTime(status.value("completionTime", ""));
+  ASSERT_TRUE(started && completed) << status.dump();
+  EXPECT_LT(std::chrono::duration_cast<std::chrono::seconds>(*completed - *started).count(), 60)
+      << status.dump();
+}
+
+}  // namespace
+}  // namespace ipu::testing
