@@ -12,15 +12,17 @@
 namespace ipu::testing {
 namespace {
 
-// Every rank prints the SHA-256 of the CA its pod mounted, allreduces, waits `seconds` (the window another
-// pod floods its agents in), allreduces again.
-std::string ranksPrintingTheirCaThenWaiting(int seconds) {
-  return "import hashlib, time; from mpi4py import MPI; c = MPI.COMM_WORLD; "
+// Every rank prints the SHA-256 of the CA its pod mounted, allreduces, then for `seconds` (the window another
+// pod floods its agents in) starts a short process every 0.1 s, as a data loader starts its workers, and
+// allreduces again. A pod whose PIDs the flood used up cannot start them: the rank fails, and the job.
+std::string ranksPrintingTheirCaThenForking(int seconds) {
+  return "import hashlib, subprocess, time; from mpi4py import MPI; c = MPI.COMM_WORLD; "
          "ca = hashlib.sha256(open('/etc/ipu-runtime/tls/ca.crt', 'rb').read()).hexdigest(); "
          "print('rank %d ca %s sum %d' % (c.Get_rank(), ca, c.allreduce(1)), flush=True); "
-         "time.sleep(" +
+         "end = time.time() + " +
          std::to_string(seconds) +
-         "); "
+         "\n"
+         "while time.time() < end: subprocess.run(['true'], check=True); time.sleep(0.1)\n"
          "print('rank %d after the wait sum %d' % (c.Get_rank(), c.allreduce(1)), flush=True)";
 }
 
@@ -66,7 +68,7 @@ Json podOnTheRealNode(const std::string& name, const Json& command) {
 TEST_F(OperatorOnRealNodeTest, APlantedSecretIsNeverMountedAndAFloodedAgentKeepsItsJobRunning) {
   const std::string name = "flooded";
   Json spec = Json::parse(R"({"workersPerJobInstance": "2", "suspend": true})");
-  std::string manifest = jobRunning(name, Json::array({"python3", "-c", ranksPrintingTheirCaThenWaiting(25)}),
+  std::string manifest = jobRunning(name, Json::array({"python3", "-c", ranksPrintingTheirCaThenForking(25)}),
                                     spec.dump(), debianMpi());
   Json job = Json::parse(manifest);
   job["spec"]["workers"]["template"]["spec"]["containers"][0]["resources"] = {
