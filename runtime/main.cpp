@@ -24,6 +24,7 @@
 #include "process/termination.h"
 #include "remote/agent.h"
 #include "remote/rsh.h"
+#include "settings/whole_number.h"
 #include "tls/tls.h"
 
 namespace {
@@ -32,6 +33,7 @@ namespace contract = ipu::runtime::contract;
 namespace launch = ipu::runtime::launch;
 namespace process = ipu::runtime::process;
 namespace remote = ipu::runtime::remote;
+namespace settings = ipu::runtime::settings;
 
 constexpr int kUsageError = 2;
 
@@ -113,7 +115,7 @@ int runLaunch(const std::vector<std::string>& args) {
   options.agentPort = remote::agentPort();
   std::string timeout = env(contract::kEnvPeerTimeout, std::to_string(contract::kDefaultPeerTimeoutSeconds));
   options.peerTimeout =
-      std::chrono::seconds(launch::wholeNumberIn(contract::kEnvPeerTimeout, timeout, 1, 86400));
+      std::chrono::seconds(settings::wholeNumberIn(contract::kEnvPeerTimeout, timeout, 1, 86400));
   options.runtimeBinary = selfPath();
   options.hostfilePath = std::filesystem::path(options.runtimeBinary).parent_path() / "hostfile";
   options.terminationLog = env(contract::kEnvTerminationLog);
@@ -126,7 +128,7 @@ int runAgent(const std::vector<std::string>& args) {
   // Arguments first: a mistyped flag is reported as such, whatever else is missing.
   std::optional<int> port;
   if (args.size() == 2 && args[0] == "--port") {
-    port = launch::wholeNumberIn("--port", args[1], 0, 65535);
+    port = settings::wholeNumberIn("--port", args[1], 0, 65535);
   } else if (!args.empty()) {
     return usageError("agent takes no arguments but --port N");
   }

@@ -1,7 +1,6 @@
 #include "launch/launch_plan.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "contract/runtime_contract.h"
 
@@ -44,18 +43,6 @@ std::string joined(const std::vector<std::string>& parts, const std::string& sep
 }
 
 }  // namespace
-
-int wholeNumberIn(const std::string& name, const std::string& text, int min, int max) {
-  int value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, error] = std::from_chars(text.data(), end, value);
-  if (text.empty() || error != std::errc() || ptr != end)
-    throw LaunchError(name + "=\"" + text + "\" is not a whole number");
-  if (value < min || value > max)
-    throw LaunchError(name + "=" + text + " is out of range " + std::to_string(min) + "-" +
-                      std::to_string(max));
-  return value;
-}
 
 InstanceShape shapeFromEnvironment(const GetEnv& getEnv) {
   InstanceShape shape;

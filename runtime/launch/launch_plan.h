@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "settings/whole_number.h"
+
 // What the launch of one job instance runs: pure functions from the instance's shape, its hosts and the rank
 // program to the poprun or mpirun command line, so every shape is unit-tested without starting anything.
 //
@@ -15,9 +17,12 @@
 // `ipusPerReplica` IPUs.
 namespace ipu::runtime::launch {
 
-struct LaunchError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+// A setting the launch reads is wrong (a number that is not one: settings::SettingError, its base).
+struct LaunchError : settings::SettingError {
+  using SettingError::SettingError;
 };
+
+using settings::wholeNumberIn;
 
 struct InstanceShape {
   int workers = 1;
@@ -31,9 +36,6 @@ struct InstanceShape {
 
 using Environment = std::vector<std::pair<std::string, std::string>>;
 using GetEnv = std::function<std::optional<std::string>(const std::string&)>;
-
-// `text` as a whole number in [min, max]; LaunchError naming `name` (a variable or flag) otherwise.
-int wholeNumberIn(const std::string& name, const std::string& text, int min, int max);
 
 // The shape from the variables the operator sets (IPUJOB_WORKERS_PER_INSTANCE, IPUJOB_REPLICAS_PER_WORKER,
 // IPUJOB_IPUS_PER_INSTANCE). LaunchError naming the variable when one is missing, not a number, out of range,

@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "launch/launch_plan.h"
+#include "settings/whole_number.h"
 
 namespace ipu::runtime::remote {
 namespace {
@@ -12,7 +12,7 @@ constexpr int kMostAllowed = 4096;
 std::size_t limitFromEnvironment(const char* name, std::size_t fallback) {
   const char* text = std::getenv(name);
   if (text == nullptr || *text == '\0') return fallback;
-  return static_cast<std::size_t>(launch::wholeNumberIn(name, text, 1, kMostAllowed));
+  return static_cast<std::size_t>(settings::wholeNumberIn(name, text, 1, kMostAllowed));
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "launch/launch_plan.h"
+#include "settings/whole_number.h"
 
 namespace ipu::runtime::remote {
 namespace {
@@ -32,9 +32,9 @@ TEST(ConnectionLimiterTest, LimitsComeFromTheEnvironmentAndAreChecked) {
   ::setenv(kEnvMaxUnauthenticated, "8", 1);
   EXPECT_EQ(connectionLimitsFromEnvironment().total, 8u);
   ::setenv(kEnvMaxUnauthenticatedPerSource, "0", 1);
-  EXPECT_THROW(connectionLimitsFromEnvironment(), launch::LaunchError);
+  EXPECT_THROW(connectionLimitsFromEnvironment(), settings::SettingError);
   ::setenv(kEnvMaxUnauthenticatedPerSource, "many", 1);
-  EXPECT_THROW(connectionLimitsFromEnvironment(), launch::LaunchError);
+  EXPECT_THROW(connectionLimitsFromEnvironment(), settings::SettingError);
   ::unsetenv(kEnvMaxUnauthenticated);
   ::unsetenv(kEnvMaxUnauthenticatedPerSource);
 }

@@ -26,7 +26,7 @@ GetEnv shapeEnvironment(const std::string& workers, const std::string& replicasP
 std::string errorOf(const std::function<void()>& action) {
   try {
     action();
-  } catch (const LaunchError& error) {
+  } catch (const settings::SettingError& error) {  // LaunchError and the numbers it reads
     return error.what();
   }
   return "no error";
