@@ -48,11 +48,7 @@ Json buildAgentNetworkPolicy(const api::IpuJob& job) {
   const Json jobPods = {{"matchLabels", jobLabels(job)}};
   return {{"apiVersion", "networking.k8s.io/v1"},
           {"kind", "NetworkPolicy"},
-          {"metadata",
-           {{"name", headlessServiceName(job.identity.name)},
-            {"namespace", job.identity.ns},
-            {"labels", jobLabels(job)},
-            {"ownerReferences", Json::array({ownerReferenceTo(job.identity)})}}},
+          {"metadata", childMetadata(job, headlessServiceName(job.identity.name))},
           {"spec",
            {{"podSelector", jobPods},
             {"policyTypes", Json::array({"Ingress"})},

@@ -155,14 +155,17 @@ Result<Json> tryBuildWorkerPod(const api::IpuJob& job, int workerIndex, const Wo
   }
 }
 
+Json childMetadata(const api::IpuJob& job, const std::string& name) {
+  return {{"name", name},
+          {"namespace", job.identity.ns},
+          {"labels", jobLabels(job)},
+          {"ownerReferences", Json::array({ownerReferenceTo(job.identity)})}};
+}
+
 Json buildHeadlessService(const api::IpuJob& job) {
   return {{"apiVersion", "v1"},
           {"kind", "Service"},
-          {"metadata",
-           {{"name", headlessServiceName(job.identity.name)},
-            {"namespace", job.identity.ns},
-            {"labels", jobLabels(job)},
-            {"ownerReferences", Json::array({ownerReferenceTo(job.identity)})}}},
+          {"metadata", childMetadata(job, headlessServiceName(job.identity.name))},
           {"spec",
            {{"clusterIP", "None"},
             {"publishNotReadyAddresses", true},  // peers must resolve each other before they are Ready

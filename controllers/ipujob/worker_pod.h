@@ -65,6 +65,9 @@ Result<Json> tryBuildWorkerPod(const api::IpuJob& job, int workerIndex, const Wo
 // The label every worker pod of the job carries (and its Service selects): graphcore.ai/ipujob=<job>.
 Json jobLabels(const api::IpuJob& job);
 
+// The metadata of a child the job owns: `name`, the job's namespace and label, its controller ownerReference.
+Json childMetadata(const api::IpuJob& job, const std::string& name);
+
 // The headless Service for the job's worker pods.
 Json buildHeadlessService(const api::IpuJob& job);
 

@@ -38,14 +38,14 @@ std::vector<std::string> installValues() {
   const auto [runtimeRepo, runtimeTag] = splitImage(cluster.value("IPU_CLUSTER_IMAGE_IPU_RUNTIME"));
   const std::string realNode = "ipu-operator\\.dev/real-node";
   return {"--set",        "image.repository=" + operatorRepo,
-          "--set",        "image.tag=" + operatorTag,
+          "--set-string", "image.tag=" + operatorTag,
           "--set",        "image.pullPolicy=Never",
           "--set",        "vipuSim.enabled=true",
           "--set",        "vipuSim.image.repository=" + simRepo,
-          "--set",        "vipuSim.image.tag=" + simTag,
+          "--set-string", "vipuSim.image.tag=" + simTag,
           "--set",        "vipuSim.image.pullPolicy=Never",
           "--set",        "runtime.image.repository=" + runtimeRepo,
-          "--set",        "runtime.image.tag=" + runtimeTag,
+          "--set-string", "runtime.image.tag=" + runtimeTag,
           "--set",        "runtime.image.pullPolicy=Never",
           "--set-string", "nodeSelector." + realNode + "=true",
           "--set-string", "vipuSim.nodeSelector." + realNode + "=true",

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/time_format.h"
+#include "hostile_tenant.h"
 #include "ipujob/child_names.h"
 #include "operator_on_real_node.h"
 #include "tls/pki.h"
@@ -77,17 +78,10 @@ TEST_F(OperatorOnRealNodeTest, APlantedSecretIsNeverMountedAndAFloodedAgentKeeps
   ASSERT_TRUE(reachesPhase(name, "Suspended", 60s)) << jobStatus(name).dump();
 
   const std::string uid = getJson("ipujob", name)["metadata"].value("uid", "");
-  const std::string planted = controllers::legacyRuntimeSecretName({ns(), name, uid});
-  const auto attackers =
-      runtime::pki::issueJobCredentials(ns() + "/" + name + "/" + uid, std::chrono::hours(1));
-  const Json secret = {
-      {"apiVersion", "v1"},
-      {"kind", "Secret"},
-      {"metadata", {{"name", planted}}},
-      {"type", "kubernetes.io/tls"},
-      {"stringData",
-       {{"ca.crt", attackers.caCertPem}, {"tls.crt", attackers.certPem}, {"tls.key", attackers.keyPem}}}};
-  ASSERT_TRUE(kubectl({"create", "-f", "-"}, RunOptions{.input = secret.dump()}).ok());
+  const PlantedSecret secret =
+      plantedRuntimeSecret(controllers::legacyRuntimeSecretName({ns(), name, uid}), ns(), name, uid);
+  const auto& attackers = secret.credentials;
+  ASSERT_TRUE(kubectl({"create", "-f", "-"}, RunOptions{.input = secret.object.dump()}).ok());
   ASSERT_TRUE(kubectl({"patch", "ipujob", name, "--type=merge", "-p", R"({"spec":{"suspend":false}})"}).ok());
 
   // The ranks are up (both printed their CA) before the flood starts.

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "test_cluster.h"
+#include "tls/pki.h"
 #include "yaml_json.h"
 
 namespace ipu::testing {
@@ -27,6 +28,27 @@ inline RunResult asUser(const TestCluster& cluster, const std::string& user, con
                         std::vector<std::string> args, const RunOptions& options = {}) {
   args.insert(args.begin(), {"--as=" + user, "-n", ns});
   return cluster.kubectl(args, options);
+}
+
+// A Secret a principal who may create Secrets (not read them, not exec into pods) plants under `name` for
+// the job `ns/job` (uid `uid`) before the operator makes its own: a CA and key pair of the planter's own,
+// issued for the job's very identity. Whoever holds `credentials` would pass the job's agents' checks.
+struct PlantedSecret {
+  nlohmann::json object;
+  runtime::pki::JobCredentials credentials;
+};
+inline PlantedSecret plantedRuntimeSecret(const std::string& name, const std::string& ns,
+                                          const std::string& job, const std::string& uid) {
+  auto credentials = runtime::pki::issueJobCredentials(ns + "/" + job + "/" + uid, std::chrono::hours(1));
+  nlohmann::json object = {{"apiVersion", "v1"},
+                           {"kind", "Secret"},
+                           {"metadata", {{"name", name}}},
+                           {"type", "kubernetes.io/tls"},
+                           {"stringData",
+                            {{"ca.crt", credentials.caCertPem},
+                             {"tls.crt", credentials.certPem},
+                             {"tls.key", credentials.keyPem}}}};
+  return {std::move(object), std::move(credentials)};
 }
 
 // A worker template change and the field the operator must name when it refuses the job.

@@ -214,17 +214,10 @@ TEST_F(RuntimeTenantTest, ASecretPlantedUnderTheJobsOldNameIsNeverMountedAndOnly
   // The derived name earlier versions mounted, planted with a CA and key pair of the tenant's own for the
   // job's very identity: whoever holds that key could run commands in every worker through the agents.
   const std::string planted = controllers::legacyRuntimeSecretName({ns(), job, uid});
-  const auto attackers =
-      runtime::pki::issueJobCredentials(ns() + "/" + job + "/" + uid, std::chrono::hours(1));
-  const Json secret = {
-      {"apiVersion", "v1"},
-      {"kind", "Secret"},
-      {"metadata", {{"name", planted}}},
-      {"type", "kubernetes.io/tls"},
-      {"stringData",
-       {{"ca.crt", attackers.caCertPem}, {"tls.crt", attackers.certPem}, {"tls.key", attackers.keyPem}}}};
+  const PlantedSecret secret = plantedRuntimeSecret(planted, ns(), job, uid);
+  const auto& attackers = secret.credentials;
   const auto created =
-      asUser(cluster(), kTenant, ns(), {"create", "-f", "-"}, RunOptions{.input = secret.dump()});
+      asUser(cluster(), kTenant, ns(), {"create", "-f", "-"}, RunOptions{.input = secret.object.dump()});
   ASSERT_TRUE(created.ok()) << created.describe();
   const auto resumed =
       asUser(cluster(), kTenant, ns(),

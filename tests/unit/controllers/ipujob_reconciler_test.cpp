@@ -23,6 +23,8 @@ using testing::FakeTransport;
 const std::string kJobPath = "/apis/graphcore.ai/v1alpha1/namespaces/ml/ipujobs/bert";
 const std::string kStatusPath = kJobPath + "/status";
 const std::string kPodsPath = "/api/v1/namespaces/ml/pods";
+const std::string kSecretsPath = "/api/v1/namespaces/ml/secrets";
+const std::string kPoliciesPath = "/apis/networking.k8s.io/v1/namespaces/ml/networkpolicies";
 const std::string kPartition = "k8s_ml_bert_0";
 
 // Records Events instead of sending them.
@@ -163,6 +165,15 @@ class ReconcilerTest : public ::testing::Test {
     EXPECT_EQ(pass(), Action::awaitChange());
     EXPECT_EQ(pass(), Action::requeue(500ms));
     clock_.advance(1s);
+  }
+
+  // The pass that makes a two-worker instance's children: its Service, its agents' NetworkPolicy, its pods.
+  void createTwoWorkersWithTheirServiceAndPolicy() {
+    transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
+    transport_->expect("POST", kPoliciesPath, 201, "{}");
+    transport_->expect("POST", kPodsPath, 201, "{}");
+    transport_->expect("POST", kPodsPath, 201, "{}");
+    pass();
   }
 
   void runToRunning(const std::string& spec = "") {
@@ -340,9 +351,6 @@ TEST_F(ReconcilerTest, WorkersStartingAreWrittenASecondAfterTheFirstNewsAndRunni
   EXPECT_EQ(phase(), "Running");
 }
 
-constexpr const char* kSecretsPath = "/api/v1/namespaces/ml/secrets";
-constexpr const char* kPoliciesPath = "/apis/networking.k8s.io/v1/namespaces/ml/networkpolicies";
-
 // The API server's answer to a Secret created with generateName: the name it made.
 std::string generatedSecret(const std::string& name) {
   return Json{{"kind", "Secret"}, {"metadata", {{"name", name}, {"namespace", "ml"}}}}.dump();
@@ -377,11 +385,7 @@ TEST_F(ReconcilerTest, MultiWorkerInstancesGetTheirCertificateSecretRecordedWith
 
   EXPECT_EQ(pass(), Action::requeue(500ms));
   clock_.advance(1s);
-  transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
-  transport_->expect("POST", kPoliciesPath, 201, "{}");
-  transport_->expect("POST", kPodsPath, 201, "{}");
-  transport_->expect("POST", kPodsPath, 201, "{}");
-  pass();
+  createTwoWorkersWithTheirServiceAndPolicy();
   std::vector<Json> pods;
   for (const auto& step : transport_->played()) {
     if (step.method == "POST" && step.pathAndQuery == kPodsPath) pods.push_back(Json::parse(step.seen.body));
@@ -415,11 +419,7 @@ TEST_F(ReconcilerTest, ASecretNotMadeAtAdmissionIsMadeAndRecordedBeforeAnyPod) {
   EXPECT_EQ(pass(), Action::requeueNow());
   EXPECT_EQ(job_["status"]["runtimeSecret"]["name"], "bert-ipu-runtime-q8w4z");
   EXPECT_TRUE(lastStatusPatch_.contains("metadata")) << "a pass that read the job stale records nothing";
-  transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
-  transport_->expect("POST", kPoliciesPath, 201, "{}");
-  transport_->expect("POST", kPodsPath, 201, "{}");
-  transport_->expect("POST", kPodsPath, 201, "{}");
-  pass();
+  createTwoWorkersWithTheirServiceAndPolicy();
   int pods = 0;
   for (const auto& step : transport_->played()) {
     if (step.method != "POST" || step.pathAndQuery != kPodsPath) continue;
@@ -438,11 +438,7 @@ TEST_F(ReconcilerTest, PodsMadeBeforeSecretsWereRecordedKeepTheirSecretsName) {
   pass();
   EXPECT_EQ(pass(), Action::requeue(500ms));
   clock_.advance(1s);
-  transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
-  transport_->expect("POST", kPoliciesPath, 201, "{}");
-  transport_->expect("POST", kPodsPath, 201, "{}");
-  transport_->expect("POST", kPodsPath, 201, "{}");
-  pass();
+  createTwoWorkersWithTheirServiceAndPolicy();
   // As an earlier version leaves a job: worker 0 made (mounting the derived name), worker 1 not yet, and no
   // record of the Secret.
   addWorkerPod(0, "Pending");
