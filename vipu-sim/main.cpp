@@ -8,9 +8,9 @@
 #include "vipu-sim/call_log.h"
 #include "vipu-sim/file_lock.h"
 #include "vipu-sim/sim_command_line.h"
-#include "vipu-sim/sim_server.h"
 #include "vipu-sim/simulated_pod.h"
 #include "vipu-sim/user_service.h"
+#include "vipu/grpc_server.h"
 
 namespace {
 
@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
 
   CallLog log(std::cerr, !config.quiet);
   UserService service(**pod, faults, log);
-  auto server = SimServer::start(config.listen, service, *tls);
+  auto server = ipu::vipu::GrpcServer::start(config.listen, service, *tls);
   if (!server) return fail(server.error());
   const int port = (*server)->port();
   if (!config.portFile.empty()) {

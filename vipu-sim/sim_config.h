@@ -7,9 +7,9 @@
 
 #include "common/result.h"
 #include "vipu-sim/fault_injector.h"
-#include "vipu-sim/sim_server.h"
 #include "vipu-sim/sim_state.h"
 #include "vipu-sim/simulated_pod.h"
+#include "vipu/grpc_server.h"
 #include "vipu/topology.h"
 
 namespace ipu::vipu::sim {

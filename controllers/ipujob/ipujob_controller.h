@@ -51,6 +51,8 @@ class IpuJobController {
                                                  kube::EventRecorder& events, IpuJobControllerConfig config);
 
   const kube::Store& jobs() const { return jobs_.store(); }
+  // The worker pods (trimmed: worker_pod_cache.h), for the V-IPU proxy to know its callers by.
+  const kube::Store& pods() const { return pods_.store(); }
   bool synced() const { return jobs_.hasSynced() && pods_.hasSynced() && namespaces_.hasSynced(); }
   ctrl::Controller& controller() { return *controller_; }
 

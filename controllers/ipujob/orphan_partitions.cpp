@@ -24,6 +24,18 @@ std::string partitionIdBeforeSha256For(const std::string& prefix, const std::str
          vipu::derivePartitionIdFnv48(ns, job, instance, vipu::kMaxPartitionIdLength - prefix.size() - 1);
 }
 
+bool partitionDerivedForJob(const api::PartitionRecord& record, const api::ObjectIdentity& job,
+                            const std::string& prefix, const std::string& legacyPrefix) {
+  if (record.instance < 0) return false;
+  // Ids admitted by earlier builds (an FNV tail when shortened) are this job's too.
+  const auto derived = [&](const std::string& under) {
+    const auto instance = static_cast<std::uint32_t>(record.instance);
+    return record.id == partitionIdFor(under, job.ns, job.name, instance) ||
+           record.id == partitionIdBeforeSha256For(under, job.ns, job.name, instance);
+  };
+  return derived(prefix) || (!legacyPrefix.empty() && derived(legacyPrefix));
+}
+
 bool hasOperatorPrefix(const std::string& prefix, const std::string& id) {
   return id.size() > prefix.size() + 1 && id.compare(0, prefix.size(), prefix) == 0 &&
          id[prefix.size()] == '_';

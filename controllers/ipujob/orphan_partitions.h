@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/ipujob.h"
+#include "api/ipujob_status.h"
 #include "common/result.h"
 #include "kube/rest_client.h"
 #include "kube/store.h"
@@ -27,6 +29,12 @@ std::string partitionIdFor(const std::string& prefix, const std::string& ns, con
 // holds it. The same as partitionIdFor unless the id was shortened.
 std::string partitionIdBeforeSha256For(const std::string& prefix, const std::string& ns,
                                        const std::string& job, std::uint32_t instance);
+// Whether `record` names the partition `job`'s identity derives for its instance under `prefix`, or under
+// `legacyPrefix` (may be empty: ids derived under a former default prefix are the job's too), by this build's
+// rule or an earlier one's. The operator acts only on such ids, never on one merely read back from status
+// (which others can write).
+bool partitionDerivedForJob(const api::PartitionRecord& record, const api::ObjectIdentity& job,
+                            const std::string& prefix, const std::string& legacyPrefix);
 // Whether `id` was made by partitionIdFor with this prefix ('_' never occurs in Kubernetes names or in a
 // valid prefix, so "<prefix>_" is unambiguous).
 bool hasOperatorPrefix(const std::string& prefix, const std::string& id);

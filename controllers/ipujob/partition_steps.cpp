@@ -44,14 +44,7 @@ std::string describeIpus(const vipu::Topology& topology, const vipu::IpuBlock& b
 }
 
 bool PartitionSteps::derivedForJob(const JobPass& pass, const api::PartitionRecord& record) const {
-  if (record.instance < 0) return false;
-  // Ids admitted by earlier builds (an FNV tail when shortened) are this job's too.
-  const auto derived = [&](const std::string& prefix) {
-    const auto instance = static_cast<std::uint32_t>(record.instance);
-    return record.id == partitionIdFor(prefix, pass.identity.ns, pass.identity.name, instance) ||
-           record.id == partitionIdBeforeSha256For(prefix, pass.identity.ns, pass.identity.name, instance);
-  };
-  return derived(prefix_) || (!legacyPrefix_.empty() && derived(legacyPrefix_));
+  return partitionDerivedForJob(record, pass.identity, prefix_, legacyPrefix_);
 }
 
 void PartitionSteps::abandon(const JobPass& pass, api::PartitionRecord& partition, const std::string& reason,

@@ -59,8 +59,16 @@ Json trimmedContainerStatuses(Json& statuses) {
 }
 
 Json trimmedStatus(Json& status) {
-  Json kept = only(status, {"phase", "reason", "message"});
+  // The addresses identify a worker calling the V-IPU proxy (vipu_proxy/proxy_policy.h): podIPs for a
+  // dual-stack pod's second address, hostIP to tell a pod on its node's network, whose address is not its
+  // own.
+  Json kept = only(status, {"phase", "reason", "message", "podIP", "hostIP"});
   if (!status.is_object()) return kept;
+  if (auto addresses = status.find("podIPs"); addresses != status.end() && addresses->is_array()) {
+    Json ips = Json::array();
+    for (auto& address : *addresses) ips.push_back(only(address, {"ip"}));
+    kept["podIPs"] = std::move(ips);
+  }
   if (auto conditions = status.find("conditions"); conditions != status.end() && conditions->is_array()) {
     Json read = Json::array();
     for (auto& condition : *conditions) {

@@ -15,8 +15,9 @@ namespace ipu::vipu {
 
 class VipuClient::Stub {
  public:
-  explicit Stub(const std::shared_ptr<grpc::Channel>& channel)
-      : stub(virmgrpc::UserService::NewStub(channel)) {}
+  explicit Stub(std::shared_ptr<grpc::Channel> connection)
+      : channel(std::move(connection)), stub(virmgrpc::UserService::NewStub(channel)) {}
+  std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<virmgrpc::UserService::Stub> stub;
 };
 
@@ -105,6 +106,10 @@ VipuClient::VipuClient(PrivateTag, ClientOptions options, std::unique_ptr<Stub> 
     : options_(std::move(options)), stub_(std::move(stub)) {}
 
 VipuClient::~VipuClient() = default;
+
+std::shared_ptr<grpc::Channel> VipuClient::channel() const {
+  return stub_->channel;
+}
 
 template <typename Call>
 Status VipuClient::invoke(std::string_view method, std::string_view subject, Call&& call) {

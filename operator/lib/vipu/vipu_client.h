@@ -9,6 +9,10 @@
 #include "vipu/client_options.h"
 #include "vipu/vipu_api.h"
 
+namespace grpc {
+class Channel;
+}  // namespace grpc
+
 namespace ipu::vipu {
 
 // A gRPC client of one V-IPU controller (virmgrpc.UserService). Every attempt has its own deadline;
@@ -40,6 +44,10 @@ class VipuClient final : public VipuApi {
   Result<PartitionStatus> waitUntilActive(const std::string& partitionId, std::chrono::milliseconds timeout);
 
   const ClientOptions& options() const { return options_; }
+  // The connection to the controller, with the options' TLS: for a proxy that forwards callers' requests
+  // over the operator's own connection rather than opening one of its own. Calls made on it directly have
+  // neither this client's retries nor its fence.
+  std::shared_ptr<grpc::Channel> channel() const;
 
   class Stub;
   VipuClient(PrivateTag, ClientOptions options, std::unique_ptr<Stub> stub);

@@ -27,7 +27,9 @@ Json fullPod(const std::string& name, const Json& status, const Json& metadata =
       "managedFields": [{"manager": "ipu-operator", "operation": "Update", "fieldsV1": {"f:spec": {}}}]},
     "spec": {"hostIPC": true, "containers": [{"name": "main", "image": "train:1",
       "env": [{"name": "IPUOF_VIPU_API_HOST", "value": "vipu"}], "command": ["python3", "train.py"]}]},
-    "status": {"phase": "Running", "podIP": "10.0.0.7", "startTime": "2024-01-01T00:00:01Z",
+    "status": {"phase": "Running", "podIP": "10.0.0.7", "hostIP": "192.168.1.5",
+      "podIPs": [{"ip": "10.0.0.7"}, {"ip": "fd00::7"}], "hostIPs": [{"ip": "192.168.1.5"}],
+      "startTime": "2024-01-01T00:00:01Z",
       "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": "2024-01-01T00:00:00Z"},
                      {"type": "Ready", "status": "True", "lastTransitionTime": "2024-01-01T00:00:02Z"}],
       "containerStatuses": [{"name": "main", "ready": true, "restartCount": 0, "image": "train:1",
@@ -124,6 +126,15 @@ TEST(WorkerPodCache, KeepsIdentityOwnershipAndTheOperatorsLabelsAndDropsTheRest)
   EXPECT_EQ(small["status"]["containerStatuses"][0],
             (Json{{"name", "main"}, {"state", {{"running", Json::object()}}}}));
   EXPECT_LT(small.dump().size() * 2, podsInEveryState()[0].dump().size()) << small.dump();
+}
+
+TEST(WorkerPodCache, KeepsTheAddressesTheVipuProxyKnowsCallersBy) {
+  const Json small = trimmed(podsInEveryState()[0]);
+  EXPECT_EQ(small["status"]["podIP"], "10.0.0.7");
+  EXPECT_EQ(small["status"]["podIPs"], Json::parse(R"([{"ip": "10.0.0.7"}, {"ip": "fd00::7"}])"));
+  EXPECT_EQ(small["status"]["hostIP"], "192.168.1.5");
+  EXPECT_FALSE(small["status"].contains("hostIPs"));
+  EXPECT_FALSE(small["status"].contains("startTime"));
 }
 
 TEST(WorkerPodCache, MalformedPodsAreTrimmedWithoutThrowing) {

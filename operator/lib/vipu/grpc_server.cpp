@@ -1,4 +1,4 @@
-#include "vipu-sim/sim_server.h"
+#include "vipu/grpc_server.h"
 
 #include <chrono>
 #include <fstream>
@@ -6,7 +6,7 @@
 
 #include <grpcpp/grpcpp.h>
 
-namespace ipu::vipu::sim {
+namespace ipu::vipu {
 namespace {
 
 Result<std::string> readPem(const std::string& path, const std::string& what) {
@@ -38,14 +38,14 @@ Result<std::shared_ptr<grpc::ServerCredentials>> credentialsFor(const std::optio
 
 }  // namespace
 
-Result<std::unique_ptr<SimServer>> SimServer::start(const std::string& listen, grpc::Service& service,
-                                                    const std::optional<ServerTls>& tls) {
+Result<std::unique_ptr<GrpcServer>> GrpcServer::start(const std::string& listen, grpc::Service& service,
+                                                      const std::optional<ServerTls>& tls) {
   Result<std::shared_ptr<grpc::ServerCredentials>> credentials = credentialsFor(tls);
   if (!credentials) return credentials.error();
   int port = 0;
   grpc::ServerBuilder builder;
-  // gRPC allows SO_REUSEPORT by default: a second vipu-sim on the same port would then share the traffic (and
-  // the state file) instead of failing to start.
+  // gRPC allows SO_REUSEPORT by default: a second server on the same port (a second vipu-sim, with its state
+  // file) would then share the traffic instead of failing to start.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(listen, *credentials, &port);
   builder.RegisterService(&service);
@@ -54,21 +54,21 @@ Result<std::unique_ptr<SimServer>> SimServer::start(const std::string& listen, g
     return makeError(ErrorCode::kUnavailable,
                      "cannot listen on '" + listen + "' (address in use, or not a valid host:port)");
   }
-  return std::make_unique<SimServer>(PrivateTag{}, std::move(server), port);
+  return std::make_unique<GrpcServer>(PrivateTag{}, std::move(server), port);
 }
 
-SimServer::SimServer(PrivateTag, std::unique_ptr<grpc::Server> server, int port)
+GrpcServer::GrpcServer(PrivateTag, std::unique_ptr<grpc::Server> server, int port)
     : server_(std::move(server)), port_(port) {}
 
-SimServer::~SimServer() {
+GrpcServer::~GrpcServer() {
   shutdown();
 }
 
-void SimServer::shutdown() {
+void GrpcServer::shutdown() {
   if (!server_) return;
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   server_->Wait();
   server_.reset();
 }
 
-}  // namespace ipu::vipu::sim
+}  // namespace ipu::vipu
