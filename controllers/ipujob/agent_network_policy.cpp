@@ -1,6 +1,5 @@
 #include "ipujob/agent_network_policy.h"
 
-#include <charconv>
 #include <string>
 
 #include "common/json_access.h"
@@ -29,12 +28,7 @@ int agentPortOf(const api::IpuJob& job) {
   if (!env.is_array()) return runtime::contract::kAgentPort;
   for (const Json& entry : env) {
     if (stringMember(entry, "name") != runtime::contract::kEnvAgentPort) continue;
-    const std::string text = stringMember(entry, "value");
-    int port = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), port);
-    if (error == std::errc() && end == text.data() + text.size() && port >= kLowestPort &&
-        port <= kHighestPort)
-      return port;
+    if (auto port = runtime::contract::agentPortFrom(stringMember(entry, "value"))) return *port;
   }
   return runtime::contract::kAgentPort;
 }

@@ -124,13 +124,12 @@ std::string runtimeIdentity(const api::ObjectIdentity& job) {
 }
 
 Json buildRuntimeSecret(const api::IpuJob& job, const runtime::pki::JobCredentials& credentials) {
+  Json metadata = childMetadata(job, "");
+  metadata.erase("name");  // the API server makes it from generateName
+  metadata["generateName"] = runtimeSecretGenerateName(job.identity.name);
   return {{"apiVersion", "v1"},
           {"kind", "Secret"},
-          {"metadata",
-           {{"generateName", runtimeSecretGenerateName(job.identity.name)},
-            {"namespace", job.identity.ns},
-            {"labels", {{kJobNameLabel, jobLabelValue(job.identity.name)}}},
-            {"ownerReferences", Json::array({ownerReferenceTo(job.identity)})}}},
+          {"metadata", std::move(metadata)},
           {"type", "kubernetes.io/tls"},
           {"immutable", true},
           {"stringData",

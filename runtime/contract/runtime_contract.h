@@ -5,6 +5,10 @@
 // environment both sides read. The pod builder and the runtime include this header and nothing else of each
 // other, so a name changed here changes on both sides at once.
 
+#include <charconv>
+#include <optional>
+#include <string_view>
+
 namespace ipu::runtime::contract {
 
 // The init container copies the static binary into this emptyDir, mounted in the worker container too.
@@ -18,6 +22,16 @@ inline constexpr const char* kCertFile = "tls.crt";
 inline constexpr const char* kKeyFile = "tls.key";
 // The agent listens on this TCP port in every pod of a multi-worker job instance.
 inline constexpr int kAgentPort = 7470;
+
+// IPU_RUNTIME_AGENT_PORT's value as a port: a whole number 1-65535, nothing else (nullopt otherwise). The
+// runtime refuses any other value; the operator closes the port it names to other jobs' pods.
+inline std::optional<int> agentPortFrom(std::string_view text) {
+  int port = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), port);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || port < 1 || port > 65535)
+    return std::nullopt;
+  return port;
+}
 
 // Subcommands the operator writes into the worker container's command.
 inline constexpr const char* kExecCommand = "exec";        // ipu-runtime exec -- CMD...

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -115,12 +114,10 @@ Connection connectToAgent(const Credentials& credentials, const std::string& hos
 int agentPort() {
   const char* text = std::getenv(contract::kEnvAgentPort);
   if (text == nullptr || *text == '\0') return contract::kAgentPort;
-  std::string_view value(text);
-  int port = 0;
-  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), port);
-  if (error != std::errc() || end != value.data() + value.size() || port < 1 || port > 65535)
+  const std::optional<int> port = contract::agentPortFrom(text);
+  if (!port)
     throw net::NetError(std::string(contract::kEnvAgentPort) + "=\"" + text + "\" is not a port (1-65535)");
-  return port;
+  return *port;
 }
 
 std::string credentialsDirectory() {
