@@ -18,7 +18,7 @@ constexpr int kFailed = 1;
 constexpr int kUsage = 2;
 
 struct GlobalOptions {
-  std::string endpoint = "127.0.0.1:8090";
+  std::string endpoint = kLocalEndpoint;
   std::int64_t timeoutMs = 10000;
   int attempts = 5;
   std::string caFile;
@@ -29,7 +29,10 @@ struct GlobalOptions {
 };
 
 void defineGlobalFlags(ipu::cli::Flags& flags, GlobalOptions& options) {
-  flags.addString("endpoint", &options.endpoint, "V-IPU controller to talk to", "HOST:PORT");
+  flags.addString("endpoint", &options.endpoint,
+                  "V-IPU controller to talk to (default in a worker pod: $IPUOF_VIPU_API_HOST:"
+                  "$IPUOF_VIPU_API_PORT, the operator's proxy)",
+                  "HOST:PORT");
   flags.addInteger<std::int64_t>("timeout-ms", &options.timeoutMs, "deadline of each call", 1, 3600000);
   flags.addInteger<int>("attempts", &options.attempts,
                         "attempts per call while the controller is UNAVAILABLE", 1, 100);
@@ -423,9 +426,18 @@ std::string ctlUsage() {
          "\nExit status: 0 done, 1 the controller refused or failed, 2 bad usage.\n";
 }
 
+std::string defaultEndpoint(
+    const std::function<std::optional<std::string>(const std::string&)>& environment) {
+  const auto host = environment("IPUOF_VIPU_API_HOST");
+  if (!host || host->empty()) return kLocalEndpoint;
+  const auto port = environment("IPUOF_VIPU_API_PORT");
+  return *host + ":" + (port && !port->empty() ? *port : "8090");
+}
+
 int runCtl(const std::vector<std::string>& args, const ApiFactory& connect, std::ostream& out,
-           std::ostream& err) {
+           std::ostream& err, const std::string& defaultEndpoint) {
   GlobalOptions global;
+  global.endpoint = defaultEndpoint;
   ipu::cli::Flags flags("vipu-ctl [global flags] COMMAND [ARGS] [flags]");
   defineGlobalFlags(flags, global);
   Result<std::vector<std::string>> rest = flags.parse(args, /*stopAtPositional=*/true);

@@ -37,6 +37,10 @@ grpc::Status VipuProxyService::serve(grpc::ServerContext& context, VipuCall call
       return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                           "the V-IPU proxy is stopping, or its operator no longer leads: call again");
     }
+    if (options_.ready && !options_.ready()) {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                          "the V-IPU proxy is starting (its operator's caches are syncing): call again");
+    }
     const Result<ProxyCaller> caller = callerOf(context);
     const Status allowed = caller ? authorizeCall(*caller, call, partitionId) : Status(caller.error());
     if (!allowed) {

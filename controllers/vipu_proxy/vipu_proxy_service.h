@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stop_token>
@@ -32,6 +33,9 @@ struct VipuProxyOptions {
   // A fence, as for the operator's V-IPU clients: once it fires, calls in flight are cancelled and new ones
   // refused (UNAVAILABLE), so a replica that no longer leads acts on no partition.
   std::stop_token stop;
+  // False while the caches that identify callers are still filling: calls get UNAVAILABLE (which Poplar and
+  // vipu-ctl retry) rather than a refusal for a pod the proxy does not know yet. Unset: always ready.
+  std::function<bool()> ready;
 };
 
 // virmgrpc.UserService for worker pods: each call's caller is known by its source address from the worker

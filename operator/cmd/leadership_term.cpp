@@ -12,11 +12,13 @@
 #include "kube/event_recorder.h"
 #include "quota/quota_controller.h"
 #include "vipu/vipu_client.h"
+#include "vipu_proxy/vipu_proxy.h"
 
 namespace ipu::cmd {
 namespace {
 
-// One gRPC client per --vipu-controller, fenced by `fence`.
+// One gRPC client per --vipu-controller, fenced by `fence`. The targets tell worker pods where V-IPU is: the
+// controller itself, or the operator's proxy when there is one.
 struct VipuConnections {
   std::vector<std::unique_ptr<vipu::VipuClient>> clients;
   std::vector<controllers::VipuTarget> targets;
@@ -33,8 +35,10 @@ Result<VipuConnections> connectVipu(const OperatorFlags& flags, std::stop_token 
     auto client = vipu::VipuClient::create(options);
     if (!client) return client.error();
     connections.clients.push_back(std::move(*client));
-    connections.targets.push_back(
-        {endpoint.name, endpoint.host, endpoint.port, connections.clients.back().get()});
+    const auto& proxy = flags.vipuProxy;
+    connections.targets.push_back({endpoint.name, proxy ? proxy->advertisedHost : endpoint.host,
+                                   proxy ? proxy->advertisedPort : endpoint.port,
+                                   connections.clients.back().get()});
     log::debug("V-IPU controller", {{"name", endpoint.name}, {"endpoint", options.endpoint}});
   }
   return connections;
@@ -73,6 +77,38 @@ controllers::ReconcilerOptions reconcilerOptions(const OperatorFlags& flags,
   return options;
 }
 
+// gRPC's form of a bind address: every interface is 0.0.0.0 (IPv4, which every pod network has).
+std::string grpcListenAddress(const metrics::BindAddress& listen) {
+  if (listen.host.empty()) return "0.0.0.0:" + std::to_string(listen.port);
+  return listen.toString();
+}
+
+// The V-IPU proxy of this term, serving the term's caches over its V-IPU connections and fenced with them;
+// nullptr when the flags ask for none.
+Result<std::unique_ptr<controllers::VipuProxy>> startVipuProxy(const OperatorFlags& flags,
+                                                               const PartitionPrefixes& prefixes,
+                                                               const VipuConnections& vipu,
+                                                               const controllers::IpuJobController& jobs,
+                                                               std::stop_token fence) {
+  if (!flags.vipuProxy) return std::unique_ptr<controllers::VipuProxy>{};
+  std::vector<controllers::ProxyUpstream> upstreams;
+  for (const auto& client : vipu.clients) upstreams.push_back(controllers::upstreamOf(*client));
+  const metrics::BindAddress& listen = flags.vipuProxy->listen;
+  auto proxy = controllers::VipuProxy::start(grpcListenAddress(listen), jobs.pods(), jobs.jobs(), upstreams,
+                                             {.partitionIds = {prefixes.current, prefixes.legacy},
+                                              .stop = fence,
+                                              .ready = [&jobs] { return jobs.synced(); }});
+  if (!proxy) {
+    return makeError(proxy.error().code,
+                     "--vipu-proxy-bind-address " + listen.toString() + ": " + proxy.error().message);
+  }
+  log::info("V-IPU proxy serving worker pods",
+            {{"listen", listen.toString()},
+             {"workersGet",
+              flags.vipuProxy->advertisedHost + ":" + std::to_string(flags.vipuProxy->advertisedPort)}});
+  return proxy;
+}
+
 }  // namespace
 
 Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const PartitionPrefixes& prefixes,
@@ -105,6 +141,9 @@ Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const PartitionPre
        .reconcileObserved = [&telemetry](bool ok, double seconds) { telemetry.reconciled(ok, seconds); },
        .admissionPassObserved = [&telemetry](double seconds) { telemetry.admissionPass(seconds); }});
   auto ipuQuotas = controllers::IpuQuotaController::setup(manager, events);
+  // Declared after the caches it reads, so it stops serving before they go.
+  auto proxy = startVipuProxy(flags, prefixes, *vipu, *ipuJobs, fence.get_token());
+  if (!proxy) return proxy.error();
   // While leading, the metrics count the caches' jobs and quotas and /readyz waits for their sync.
   manager.observeLeading([&telemetry, &jobs = *ipuJobs, &quotas = *ipuQuotas](bool leading) {
     telemetry.setLeading(leading);

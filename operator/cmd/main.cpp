@@ -87,6 +87,11 @@ int main(int argc, char** argv) {
         "--runtime-image is not set: worker pods run their own commands; jobs with a launcher or several "
         "workers per instance get a LauncherNotRun warning");
   }
+  if (!flags->vipuProxy) {
+    log::warning(
+        "--vipu-proxy-bind-address is 0: worker pods get the V-IPU controllers' own addresses, and any of "
+        "them can act on any partition (another job's included)");
+  }
   log::info("ipu-operator starting",
             {{"apiServer", config->server},
              {"queueingStrategy", controllers::queueingStrategyName(flags->queueingStrategy)},

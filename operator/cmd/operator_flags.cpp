@@ -28,6 +28,8 @@ struct RawFlags {
   std::string workerPodProfile = "ipu-baseline";
   std::string metricsBindAddress = ":8080";
   std::string healthProbeBindAddress = ":8081";
+  std::string vipuProxyBindAddress = "0";
+  std::string vipuProxyAdvertiseAddress;
   bool vipuTls = false;
   vipu::TlsOptions vipuTlsFiles;
 };
@@ -56,6 +58,17 @@ void defineFlags(cli::Flags& set, RawFlags& raw) {
   set.addString("vipu-tls-server-name", &raw.vipuTlsFiles.serverNameOverride,
                 "the name the V-IPU controllers' certificates carry, when it is not the endpoint's host",
                 "NAME");
+  set.addString(
+      "vipu-proxy-bind-address", &raw.vipuProxyBindAddress,
+      "where the V-IPU proxy listens (HOST:PORT, :PORT for every interface): worker pods reach V-IPU "
+      "through it and act only on their own job's partitions. 0: no proxy, worker pods get the "
+      "controllers' own addresses and can act on any partition",
+      "ADDRESS");
+  set.addString("vipu-proxy-advertise-address", &raw.vipuProxyAdvertiseAddress,
+                "the proxy's address as worker pods reach it (IPUOF_VIPU_API_HOST/PORT), e.g. its Service's "
+                "name; HOST or HOST:PORT (default: the bind address, when it names one host; the port: the "
+                "bind port)",
+                "ADDRESS");
   set.addString("queueing-strategy", &raw.queueingStrategy,
                 "BestEffortFIFO (a job that fits runs even if an earlier one waits) or StrictFIFO (no "
                 "overtaking)",
@@ -227,6 +240,9 @@ Status checkValues(RawFlags& raw, const std::vector<std::string>& controllers) {
       return makeError(ErrorCode::kInvalidArgument, std::string(flag) + ": " + parsed.error().message);
     address = *parsed;
   }
+  auto proxy = parseVipuProxyFlags(raw.vipuProxyBindAddress, raw.vipuProxyAdvertiseAddress);
+  if (!proxy) return proxy.error();
+  flags.vipuProxy = *proxy;
   log::Level level;
   if (!log::parseLevel(flags.logLevel, level)) {
     return makeError(ErrorCode::kInvalidArgument,
@@ -236,6 +252,42 @@ Status checkValues(RawFlags& raw, const std::vector<std::string>& controllers) {
 }
 
 }  // namespace
+
+Result<std::optional<VipuProxyFlags>> parseVipuProxyFlags(const std::string& bindAddress,
+                                                          const std::string& advertiseAddress) {
+  auto listen = metrics::parseBindAddress(bindAddress);
+  if (!listen) {
+    return makeError(ErrorCode::kInvalidArgument, "--vipu-proxy-bind-address: " + listen.error().message);
+  }
+  if (listen->disabled) {
+    if (advertiseAddress.empty()) return std::optional<VipuProxyFlags>{};
+    return makeError(ErrorCode::kInvalidArgument,
+                     "--vipu-proxy-advertise-address needs --vipu-proxy-bind-address (the proxy is off)");
+  }
+  const bool everyInterface = listen->host.empty() || listen->host == "0.0.0.0" || listen->host == "::";
+  if (advertiseAddress.empty()) {
+    if (everyInterface) {
+      return makeError(ErrorCode::kInvalidArgument,
+                       "--vipu-proxy-advertise-address is needed: the proxy listens on every interface (" +
+                           bindAddress +
+                           "), so the operator cannot tell worker pods where to reach it "
+                           "(give the proxy Service's name, like ipu-operator-vipu-proxy.ipu-system.svc)");
+    }
+    return std::optional<VipuProxyFlags>{VipuProxyFlags{*listen, listen->host, listen->port}};
+  }
+  // HOST:PORT, or HOST alone with the bind port.
+  auto advertised = metrics::parseBindAddress(advertiseAddress);
+  if (!advertised)
+    advertised = metrics::parseBindAddress(advertiseAddress + ":" + std::to_string(listen->port));
+  if (!advertised || advertised->disabled || advertised->host.empty()) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "--vipu-proxy-advertise-address: expected HOST or HOST:PORT (like "
+                     "ipu-operator-vipu-proxy.ipu-system.svc:8090), not "
+                     " + advertiseAddress + "
+                     "");
+  }
+  return std::optional<VipuProxyFlags>{VipuProxyFlags{*listen, advertised->host, advertised->port}};
+}
 
 std::string environmentVariableFor(const std::string& flag) {
   std::string name = "IPU_OPERATOR_";

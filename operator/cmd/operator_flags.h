@@ -21,12 +21,23 @@ struct VipuEndpoint {
   int port = 0;
 };
 
+// The V-IPU proxy (controllers/vipu_proxy): where it listens, and the address worker pods are given for it as
+// IPUOF_VIPU_API_HOST/PORT instead of a V-IPU controller's.
+struct VipuProxyFlags {
+  metrics::BindAddress listen;  // a fixed port: pods keep the address they were given across restarts
+  std::string advertisedHost;
+  int advertisedPort = 0;
+  bool operator==(const VipuProxyFlags&) const = default;
+};
+
 // Everything ipu-operator is configured with; each default is shown by --help.
 struct OperatorFlags {
   std::string kubeconfig;                     // empty: $KUBECONFIG, then in-cluster, then ~/.kube/config
   std::vector<VipuEndpoint> vipuControllers;  // at least one; names unique
   // TLS to every V-IPU controller: set by --vipu-tls or any of the --vipu-* certificate flags.
   std::optional<vipu::TlsOptions> vipuTls;
+  // Unset (--vipu-proxy-bind-address 0): worker pods get the controllers' own addresses.
+  std::optional<VipuProxyFlags> vipuProxy;
   controllers::QueueingStrategy queueingStrategy = controllers::QueueingStrategy::kBestEffortFifo;
   controllers::MissingQuotaPolicy missingQuota = controllers::MissingQuotaPolicy::kUnlimited;
   api::WorkerPodProfile workerPodProfile = api::WorkerPodProfile::kIpuBaseline;
@@ -62,6 +73,12 @@ Result<VipuEndpoint> parseVipuEndpoint(const std::string& text);
 using Environment = std::function<std::optional<std::string>(const std::string& variable)>;
 // The process environment.
 std::optional<std::string> processEnvironment(const std::string& variable);
+
+// --vipu-proxy-bind-address and --vipu-proxy-advertise-address ("" when not given) as VipuProxyFlags:
+// nullopt for "0"; the advertised address defaults to the bind address when that names one host, and its
+// port to the bind port. InvalidArgument naming the flag otherwise.
+Result<std::optional<VipuProxyFlags>> parseVipuProxyFlags(const std::string& bindAddress,
+                                                          const std::string& advertiseAddress);
 
 // InvalidArgument (the message names the flag or variable) for unknown flags, bad values and a missing
 // --vipu-controller.

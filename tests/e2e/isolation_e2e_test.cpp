@@ -147,5 +147,66 @@ TEST_F(OperatorOnRealNodeTest, AServedCommandThatTrapsSigtermAndLeavesADaemonDoe
       << status.dump();
 }
 
+// What a worker reaches of V-IPU: its IPUOF_VIPU_API_* name the operator's proxy, and vipu-ctl run as a
+// job's command (the vipu-sim image carries it; without --endpoint it calls the address the pod was given,
+// as Poplar does) lists and reads the job's own partition only, and another job's partition cannot be
+// removed or reset through it: that job keeps running, its partition active.
+TEST_F(OperatorOnRealNodeTest, AWorkerReachesVipuThroughTheProxyAndOnlyForItsOwnPartition) {
+  const std::string vipuImage = TestCluster::get().value("IPU_CLUSTER_IMAGE_VIPU_SIM");
+  const std::string victim = createJob(jobRunning("victim", Json::array({"sleep", "3600"})));
+  ASSERT_TRUE(reachesPhase(victim, "Running", 120s));
+  const std::string victimPartition = jobStatus(victim)["partitions"][0].value("id", "");
+  ASSERT_FALSE(victimPartition.empty()) << jobStatus(victim).dump();
+
+  const auto ctlJob = [&](const std::string& name, const Json& args) {
+    Json command = Json::array({"/vipu-ctl"});
+    for (const auto& arg : args) command.push_back(arg);
+    return createJob(jobRunning(name, command, "", vipuImage));
+  };
+  const std::string lister = ctlJob("lister", {"--json", "list"});
+  const std::string reader = ctlJob("reader", {"status", "$(IPUOF_VIPU_API_PARTITION_ID)"});
+  const std::string ipuof = ctlJob("ipuof", {"ipuof", "$(IPUOF_VIPU_API_PARTITION_ID)"});
+  const std::string remover = ctlJob("remover", {"remove", victimPartition});
+  const std::string resetter = ctlJob("resetter", {"reset", victimPartition});
+  for (const std::string& job : {lister, reader, ipuof}) {
+    EXPECT_TRUE(reachesPhase(job, "Succeeded", 120s)) << kubectl({"logs", job + "-worker-0"}).out;
+  }
+  for (const auto& [job, why] : {std::pair{remover, "only the operator creates and removes partitions"},
+                                 std::pair{resetter, "is not one of IPUJob"}}) {
+    ASSERT_TRUE(reachesPhase(job, "Failed", 120s));
+    const auto logs = kubectl({"logs", job + "-worker-0", "-c", "train"});
+    EXPECT_NE(logs.out.find("PermissionDenied"), std::string::npos) << logs.out;
+    EXPECT_NE(logs.out.find(why), std::string::npos) << logs.out;
+  }
+
+  // The worker was given the proxy, not vipu-sim's own address.
+  const Json env = getJson("pod", lister + "-worker-0")["spec"]["containers"][0]["env"];
+  const auto envValue = [&env](const std::string& name) {
+    for (const auto& variable : env)
+      if (variable.value("name", "") == name) return variable.value("value", "");
+    return std::string();
+  };
+  EXPECT_EQ(envValue("IPUOF_VIPU_API_HOST"), proxyHost_);
+  EXPECT_EQ(envValue("IPUOF_VIPU_API_PORT"), std::to_string(proxyPort_));
+
+  // The lister saw exactly its own partition, though six jobs hold one each.
+  const std::string own = jobStatus(lister)["partitions"][0].value("id", "");
+  const auto listed = kubectl({"logs", lister + "-worker-0", "-c", "train"});
+  EXPECT_NE(listed.out.find("\"" + own + "\""), std::string::npos) << listed.out;
+  EXPECT_EQ(listed.out.find(victimPartition), std::string::npos) << listed.out;
+  EXPECT_EQ(listed.out.find("\"" + jobStatus(reader)["partitions"][0].value("id", "") + "\""),
+            std::string::npos)
+      << listed.out;
+  const auto read = kubectl({"logs", reader + "-worker-0", "-c", "train"});
+  EXPECT_NE(read.out.find(jobStatus(reader)["partitions"][0].value("id", "")), std::string::npos) << read.out;
+
+  // The victim never noticed.
+  EXPECT_EQ(phaseOf(victim), "Running");
+  const auto held = partition(victimPartition);
+  ASSERT_TRUE(held) << victimPartition << " is gone";
+  EXPECT_EQ(held->readyState, vipu::ReadyState::kActive);
+  EXPECT_NE(operatorLog().find("V-IPU proxy refused a call"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ipu::testing

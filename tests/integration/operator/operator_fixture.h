@@ -173,6 +173,9 @@ class OperatorTest : public ClusterTest {
     return std::find(args.begin(), args.end(), flag) != args.end();
   }
 
+  // What every operator process of the test wrote to stderr so far.
+  std::string operatorLog() const { return operatorLog_ + (operator_ ? operator_->stderrText() : ""); }
+
   std::string phaseOf(const std::string& job) { return jobStatus(job).value("phase", ""); }
 
   // Waits until the job's phase is `phase`; on failure the message shows the status.

@@ -4,6 +4,7 @@
 // with vipu-ctl.
 #include "vipu_proxy/vipu_proxy.h"
 
+#include <atomic>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -150,6 +151,27 @@ TEST_F(VipuProxyTest, ACallerNoWorkerHasTheAddressOfIsRefusedEverything) {
   expectDenied(statusOf(worker_->listPartitions("")), "127.0.0.1");
   expectDenied(statusOf(worker_->listIpuAttributes({})), "127.0.0.1");
   expectDenied(statusOf(worker_->getPartitionStatus(partitionA_)), "127.0.0.1");
+}
+
+// Until the operator's caches have synced, a worker it does not know yet is asked to call again
+// (UNAVAILABLE, which Poplar and the V-IPU clients retry), not refused for good.
+TEST_F(VipuProxyTest, UntilItsCachesSyncedTheProxyAsksCallersToCallAgain) {
+  std::atomic<bool> synced{false};
+  auto starting =
+      VipuProxy::start("127.0.0.1:0", pods_, jobs_, {upstreamOf(*admin_)},
+                       {.partitionIds = {kPrefix, ""}, .ready = [&synced] { return synced.load(); }});
+  ASSERT_TRUE(starting) << starting.error().toString();
+  auto worker = clientOf("proxy", "127.0.0.1:" + std::to_string((*starting)->port()));
+  ASSERT_TRUE(worker) << worker.error().toString();
+  const auto listed = (*worker)->listPartitions("");
+  ASSERT_FALSE(listed);
+  EXPECT_EQ(listed.error().code, ErrorCode::kUnavailable) << listed.error().toString();
+  EXPECT_NE(listed.error().message.find("syncing"), std::string::npos) << listed.error().message;
+  synced = true;
+  const auto partitions = (*worker)->listPartitions("");
+  ASSERT_TRUE(partitions) << partitions.error().toString();
+  ASSERT_EQ(partitions->size(), 1u);
+  EXPECT_EQ(partitions->front().id, partitionA_);
 }
 
 TEST_F(VipuProxyTest, VipuCtlWorksThroughTheProxy) {

@@ -43,6 +43,50 @@ TEST(ParseOperatorFlagsTest, DefaultsMatchTheDocumentedOnes) {
   EXPECT_EQ(flags->partitionIdPrefix, "") << "derived from the cluster at start-up";
   EXPECT_EQ(flags->metricsBindAddress.toString(), ":8080");
   EXPECT_EQ(flags->healthProbeBindAddress.toString(), ":8081");
+  EXPECT_FALSE(flags->vipuProxy) << "no proxy unless asked (the chart asks)";
+}
+
+TEST(ParseOperatorFlagsTest, TheVipuProxyListensOnAFixedPortAndWorkersGetAnAddressThatReachesIt) {
+  auto proxy = parseVipuProxyFlags("10.200.0.1:8090", "");
+  ASSERT_TRUE(proxy) << proxy.error().message;
+  ASSERT_TRUE(*proxy);
+  EXPECT_EQ((*proxy)->listen.toString(), "10.200.0.1:8090");
+  EXPECT_EQ((*proxy)->advertisedHost, "10.200.0.1") << "one host: workers get it";
+  EXPECT_EQ((*proxy)->advertisedPort, 8090);
+
+  proxy = parseVipuProxyFlags(":8090", "ipu-operator-vipu-proxy.ipu-system.svc");
+  ASSERT_TRUE(proxy) << proxy.error().message;
+  EXPECT_EQ((*proxy)->advertisedHost, "ipu-operator-vipu-proxy.ipu-system.svc");
+  EXPECT_EQ((*proxy)->advertisedPort, 8090) << "the bind port";
+  proxy = parseVipuProxyFlags(":8090", "proxy.example:80");
+  ASSERT_TRUE(proxy) << proxy.error().message;
+  EXPECT_EQ((*proxy)->advertisedPort, 80);
+
+  proxy = parseVipuProxyFlags("0", "");
+  ASSERT_TRUE(proxy);
+  EXPECT_FALSE(*proxy);
+
+  const auto refusedNaming = [](const std::string& bind, const std::string& advertise,
+                                const std::string& text) {
+    const auto refused = parseVipuProxyFlags(bind, advertise);
+    if (refused) return ::testing::AssertionFailure() << bind << " / " << advertise << " accepted";
+    if (refused.error().message.find(text) == std::string::npos)
+      return ::testing::AssertionFailure() << refused.error().message;
+    return ::testing::AssertionSuccess();
+  };
+  EXPECT_TRUE(refusedNaming(":8090", "", "--vipu-proxy-advertise-address is needed"))
+      << "every interface is no address to give a pod";
+  EXPECT_TRUE(refusedNaming("0.0.0.0:8090", "", "--vipu-proxy-advertise-address is needed"));
+  EXPECT_TRUE(refusedNaming("127.0.0.1:0", "", "--vipu-proxy-bind-address")) << "pods keep a fixed port";
+  EXPECT_TRUE(refusedNaming("0", "proxy:8090", "needs --vipu-proxy-bind-address"));
+  EXPECT_TRUE(refusedNaming(":8090", ":8090", "expected HOST or HOST:PORT"));
+  EXPECT_TRUE(refusedNaming(":8090", "a b", "expected HOST or HOST:PORT"));
+
+  auto flags =
+      parseOperatorFlags({"--vipu-controller", "a=h:1", "--vipu-proxy-bind-address", "127.0.0.1:18090"});
+  ASSERT_TRUE(flags) << flags.error().message;
+  ASSERT_TRUE(flags->vipuProxy);
+  EXPECT_EQ(flags->vipuProxy->advertisedPort, 18090);
 }
 
 TEST(ParseOperatorFlagsTest, ReadsEveryFlag) {
@@ -249,7 +293,9 @@ TEST(OperatorUsageTest, NamesEveryFlagWithItsDefaultAndEnvironmentVariable) {
       {"vipu-ca-cert", "only it is trusted"},
       {"vipu-client-cert", "with --vipu-client-key"},
       {"vipu-client-key", "--vipu-client-cert"},
-      {"vipu-tls-server-name", "endpoint's host"}};
+      {"vipu-tls-server-name", "endpoint's host"},
+      {"vipu-proxy-bind-address", "(default \"0\")"},
+      {"vipu-proxy-advertise-address", "default: the bind address"}};
   std::map<std::string, std::string> lines;  // flag -> its line
   std::istringstream usage(operatorUsage());
   for (std::string line; std::getline(usage, line);) {

@@ -1,3 +1,5 @@
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -135,6 +137,21 @@ TEST(VipuCtlIpuListTest, ParsesRangesAndRejectsGarbage) {
   for (const char* bad : {"", "0", "0:", ":1", "0:7-4", "a:1", "0:1-", "0:1,", "0:0-99999"}) {
     EXPECT_FALSE(parseIpuList(bad)) << bad;
   }
+}
+
+TEST(VipuCtlDefaultEndpointTest, InAWorkerPodItIsTheVipuThePodsPoplarIsGiven) {
+  const auto environment = [](std::map<std::string, std::string> values) {
+    return [values](const std::string& name) -> std::optional<std::string> {
+      const auto found = values.find(name);
+      return found == values.end() ? std::nullopt : std::optional<std::string>(found->second);
+    };
+  };
+  EXPECT_EQ(defaultEndpoint(environment({})), "127.0.0.1:8090");
+  EXPECT_EQ(defaultEndpoint(environment(
+                {{"IPUOF_VIPU_API_HOST", "proxy.ipu-system.svc"}, {"IPUOF_VIPU_API_PORT", "8091"}})),
+            "proxy.ipu-system.svc:8091");
+  EXPECT_EQ(defaultEndpoint(environment({{"IPUOF_VIPU_API_HOST", "10.0.0.5"}})), "10.0.0.5:8090");
+  EXPECT_EQ(defaultEndpoint(environment({{"IPUOF_VIPU_API_HOST", ""}})), "127.0.0.1:8090");
 }
 
 }  // namespace
