@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "cmd/vipu_proxy_runnable.h"
 #include "common/freed_memory.h"
 #include "common/log.h"
 #include "ctrl/manager.h"
@@ -12,7 +13,6 @@
 #include "kube/event_recorder.h"
 #include "quota/quota_controller.h"
 #include "vipu/vipu_client.h"
-#include "vipu_proxy/vipu_proxy.h"
 
 namespace ipu::cmd {
 namespace {
@@ -77,38 +77,6 @@ controllers::ReconcilerOptions reconcilerOptions(const OperatorFlags& flags,
   return options;
 }
 
-// gRPC's form of a bind address: every interface is 0.0.0.0 (IPv4, which every pod network has).
-std::string grpcListenAddress(const metrics::BindAddress& listen) {
-  if (listen.host.empty()) return "0.0.0.0:" + std::to_string(listen.port);
-  return listen.toString();
-}
-
-// The V-IPU proxy of this term, serving the term's caches over its V-IPU connections and fenced with them;
-// nullptr when the flags ask for none.
-Result<std::unique_ptr<controllers::VipuProxy>> startVipuProxy(const OperatorFlags& flags,
-                                                               const PartitionPrefixes& prefixes,
-                                                               const VipuConnections& vipu,
-                                                               const controllers::IpuJobController& jobs,
-                                                               std::stop_token fence) {
-  if (!flags.vipuProxy) return std::unique_ptr<controllers::VipuProxy>{};
-  std::vector<controllers::ProxyUpstream> upstreams;
-  for (const auto& client : vipu.clients) upstreams.push_back(controllers::upstreamOf(*client));
-  const metrics::BindAddress& listen = flags.vipuProxy->listen;
-  auto proxy = controllers::VipuProxy::start(grpcListenAddress(listen), jobs.pods(), jobs.jobs(), upstreams,
-                                             {.partitionIds = {prefixes.current, prefixes.legacy},
-                                              .stop = fence,
-                                              .ready = [&jobs] { return jobs.synced(); }});
-  if (!proxy) {
-    return makeError(proxy.error().code,
-                     "--vipu-proxy-bind-address " + listen.toString() + ": " + proxy.error().message);
-  }
-  log::info("V-IPU proxy serving worker pods",
-            {{"listen", listen.toString()},
-             {"workersGet",
-              flags.vipuProxy->advertisedHost + ":" + std::to_string(flags.vipuProxy->advertisedPort)}});
-  return proxy;
-}
-
 }  // namespace
 
 Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const PartitionPrefixes& prefixes,
@@ -141,9 +109,15 @@ Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const PartitionPre
        .reconcileObserved = [&telemetry](bool ok, double seconds) { telemetry.reconciled(ok, seconds); },
        .admissionPassObserved = [&telemetry](double seconds) { telemetry.admissionPass(seconds); }});
   auto ipuQuotas = controllers::IpuQuotaController::setup(manager, events);
-  // Declared after the caches it reads, so it stops serving before they go.
-  auto proxy = startVipuProxy(flags, prefixes, *vipu, *ipuJobs, fence.get_token());
-  if (!proxy) return proxy.error();
+  // Worker pods' V-IPU, served only while this replica leads, over the term's caches and connections.
+  if (flags.vipuProxy) {
+    std::vector<controllers::ProxyUpstream> upstreams;
+    for (const auto& vipuClient : vipu->clients) upstreams.push_back(controllers::upstreamOf(*vipuClient));
+    manager.add("V-IPU proxy", ctrl::RunnableGroup::kLeaderElected,
+                [&, upstreams, fenced = fence.get_token()](std::stop_token leading) {
+                  runVipuProxy(flags, prefixes, upstreams, *ipuJobs, client, fenced, leading);
+                });
+  }
   // While leading, the metrics count the caches' jobs and quotas and /readyz waits for their sync.
   manager.observeLeading([&telemetry, &jobs = *ipuJobs, &quotas = *ipuQuotas](bool leading) {
     telemetry.setLeading(leading);

@@ -1,11 +1,15 @@
 #include "cmd/operator_flags.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <set>
 #include <tuple>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "admission/admission_plan.h"
 #include "cli/flags.h"
@@ -30,6 +34,8 @@ struct RawFlags {
   std::string healthProbeBindAddress = ":8081";
   std::string vipuProxyBindAddress = "0";
   std::string vipuProxyAdvertiseAddress;
+  std::string vipuProxyEndpointSlice;
+  std::string podIp;
   bool vipuTls = false;
   vipu::TlsOptions vipuTlsFiles;
 };
@@ -69,6 +75,15 @@ void defineFlags(cli::Flags& set, RawFlags& raw) {
                 "name; HOST or HOST:PORT (default: the bind address, when it names one host; the port: the "
                 "bind port)",
                 "ADDRESS");
+  set.addString("vipu-proxy-endpoint-slice", &raw.vipuProxyEndpointSlice,
+                "NAMESPACE/NAME of an EndpointSlice of the proxy's headless Service (made by the Helm chart) "
+                "that the leading "
+                "replica points at its own --pod-ip, so that the advertised name reaches the leader",
+                "SLICE");
+  set.addString("pod-ip", &raw.podIp,
+                "this replica's pod IP (IPv4), for --vipu-proxy-endpoint-slice (the chart sets "
+                "IPU_OPERATOR_POD_IP from the downward API)",
+                "IP");
   set.addString("queueing-strategy", &raw.queueingStrategy,
                 "BestEffortFIFO (a job that fits runs even if an earlier one waits) or StrictFIFO (no "
                 "overtaking)",
@@ -179,6 +194,42 @@ Status checkVipuTls(RawFlags& raw) {
   return {};
 }
 
+// A name the API server could have given an object: lower-case letters, digits, '-' and '.', alphanumeric at
+// both ends, at most 253 characters (namespaces are stricter; the API server says so when one is not).
+bool isObjectName(const std::string& name) {
+  const auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  return !name.empty() && name.size() <= 253 && alnum(name.front()) && alnum(name.back()) &&
+         std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '-' || c == '.'; });
+}
+
+// --vipu-proxy-endpoint-slice and --pod-ip, into raw.flags.vipuProxy.
+Status checkProxyEndpointSlice(RawFlags& raw) {
+  // --pod-ip alone is harmless: the chart sets it whether the proxy runs or not.
+  if (raw.vipuProxyEndpointSlice.empty()) return {};
+  if (!raw.flags.vipuProxy) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "--vipu-proxy-endpoint-slice needs --vipu-proxy-bind-address (the proxy is off)");
+  }
+  const auto slash = raw.vipuProxyEndpointSlice.find('/');
+  const std::string ns = raw.vipuProxyEndpointSlice.substr(0, slash);
+  const std::string name = slash == std::string::npos ? "" : raw.vipuProxyEndpointSlice.substr(slash + 1);
+  if (!isObjectName(ns) || !isObjectName(name)) {
+    return makeError(
+        ErrorCode::kInvalidArgument,
+        "--vipu-proxy-endpoint-slice: expected NAMESPACE/NAME, not \"" + raw.vipuProxyEndpointSlice + "\"");
+  }
+  in_addr address{};
+  if (::inet_pton(AF_INET, raw.podIp.c_str(), &address) != 1) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "--vipu-proxy-endpoint-slice needs --pod-ip, this replica's IPv4 pod IP (\"" +
+                         raw.podIp + "\" is none; the chart sets IPU_OPERATOR_POD_IP from status.podIP)");
+  }
+  raw.flags.vipuProxy->endpointSliceNamespace = ns;
+  raw.flags.vipuProxy->endpointSliceName = name;
+  raw.flags.vipuProxy->podIp = raw.podIp;
+  return {};
+}
+
 // Parses what stays text in RawFlags into `raw.flags`, and checks the rest.
 Status checkValues(RawFlags& raw, const std::vector<std::string>& controllers) {
   OperatorFlags& flags = raw.flags;
@@ -243,6 +294,7 @@ Status checkValues(RawFlags& raw, const std::vector<std::string>& controllers) {
   auto proxy = parseVipuProxyFlags(raw.vipuProxyBindAddress, raw.vipuProxyAdvertiseAddress);
   if (!proxy) return proxy.error();
   flags.vipuProxy = *proxy;
+  if (auto slice = checkProxyEndpointSlice(raw); !slice) return slice.error();
   log::Level level;
   if (!log::parseLevel(flags.logLevel, level)) {
     return makeError(ErrorCode::kInvalidArgument,

@@ -27,6 +27,11 @@ struct VipuProxyFlags {
   metrics::BindAddress listen;  // a fixed port: pods keep the address they were given across restarts
   std::string advertisedHost;
   int advertisedPort = 0;
+  // --vipu-proxy-endpoint-slice NAMESPACE/NAME and --pod-ip: the slice the leading replica points at its own
+  // pod IP (cmd/proxy_endpoint.h). Empty: the advertised address reaches the proxy by itself.
+  std::string endpointSliceNamespace;
+  std::string endpointSliceName;
+  std::string podIp;
   bool operator==(const VipuProxyFlags&) const = default;
 };
 

@@ -138,7 +138,7 @@ class HelmInstallTest : public OperatorTest {
     const auto left =
         cluster().kubectl({"get",
                            "deployments,replicasets,pods,services,serviceaccounts,roles,rolebindings,"
-                           "poddisruptionbudgets,leases,"
+                           "poddisruptionbudgets,leases,endpointslices,"
                            "clusterroles,clusterrolebindings,validatingadmissionpolicies,"
                            "validatingadmissionpolicybindings",
                            "--all-namespaces", "-l", "app.kubernetes.io/instance=" + kRelease, "-o", "name"});
@@ -222,6 +222,27 @@ TEST_F(HelmInstallTest, InstallRunJobsSurviveTheLeaderUpgradeAndUninstall) {
   EXPECT_EQ(kubectl({"logs", job + "-worker-0", "-c", "train"}).out.substr(0, 8), "started\n");
   // The Deployment replaces the pod.
   EXPECT_TRUE(eventually([&] { return twoReady(operatorPods()); }, 120s));
+
+  // --- a worker's V-IPU is the new leader's proxy, by the name it was given: vipu-ctl in the worker lists
+  // its own partition only, through the EndpointSlice the new leader pointed at itself.
+  const std::string proxyName = kRelease + "-ipu-operator-vipu-proxy";
+  const std::string lister =
+      createJob(jobRunning("vipu-lister", Json::array({"/vipu-ctl", "--json", "list"}), "",
+                           TestCluster::get().value("IPU_CLUSTER_IMAGE_VIPU_SIM")));
+  ASSERT_TRUE(reachesPhase(lister, "Succeeded", 120s))
+      << kubectl({"logs", lister + "-worker-0", "-c", "train"}).out;
+  const std::string own = jobStatus(lister)["partitions"][0].value("id", "");
+  const auto listed = kubectl({"logs", lister + "-worker-0", "-c", "train"});
+  EXPECT_EQ(partitionIdsListed(listed.out), std::vector<std::string>{own}) << listed.out;
+  for (const auto& variable : getJson("pod", lister + "-worker-0")["spec"]["containers"][0]["env"]) {
+    if (variable.value("name", "") == "IPUOF_VIPU_API_HOST") {
+      EXPECT_EQ(variable.value("value", ""), proxyName + "." + kReleaseNs + ".svc");
+    }
+  }
+  const auto sliceAddress =
+      inRelease({"get", "endpointslice", proxyName, "-o", "jsonpath={.endpoints[0].addresses[0]}"});
+  const auto leaderIp = inRelease({"get", "pod", podOf(next), "-o", "jsonpath={.status.podIP}"});
+  EXPECT_EQ(sliceAddress.out, leaderIp.out) << "the proxy's endpoint is not the new leader";
 
   // --- a tenant with the edit role: their own pods get no more than baseline, their jobs' workers no more
   // than the profile.

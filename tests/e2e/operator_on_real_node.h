@@ -39,6 +39,17 @@ inline std::string jobRunning(
   return job.dump();
 }
 
+// The partition ids in what `vipu-ctl --json list` printed (among whatever else the log holds).
+inline std::vector<std::string> partitionIdsListed(const std::string& log) {
+  std::vector<std::string> ids;
+  const std::string key = "\"id\": \"";
+  for (auto at = log.find(key); at != std::string::npos; at = log.find(key, at + 1)) {
+    const auto start = at + key.size();
+    ids.push_back(log.substr(start, log.find('"', start) - start));
+  }
+  return ids;
+}
+
 // The debian-mpi image the real node imported (python3, OpenMPI, mpi4py).
 inline std::string debianMpi() {
   return TestCluster::get().value("IPU_CLUSTER_IMAGE_DEBIAN_MPI");

@@ -212,7 +212,7 @@ else
 fi
 
 if $sim_ok; then
-  py_check "objects of the default install: the operator, its ServiceAccount, RBAC, Lease, metrics Service, PDB, vipu-sim" \
+  py_check "objects of the default install: the operator, its ServiceAccount, RBAC, Lease, metrics Service, PDB, V-IPU proxy, vipu-sim" \
     "$work/sim.json" '
 expected = {("Deployment", "chart-test-ipu-operator"), ("Deployment", "chart-test-vipu-sim"),
             ("Service", "chart-test-ipu-operator-metrics"), ("Service", "chart-test-vipu-sim"),
@@ -220,6 +220,8 @@ expected = {("Deployment", "chart-test-ipu-operator"), ("Deployment", "chart-tes
             ("ClusterRoleBinding", "chart-test-ipu-operator"), ("ClusterRole", "chart-test-ipu-operator-edit"),
             ("ClusterRole", "chart-test-ipu-operator-view"), ("Role", "chart-test-ipu-operator-leader-election"),
             ("RoleBinding", "chart-test-ipu-operator-leader-election"),
+            ("Service", "chart-test-ipu-operator-vipu-proxy"), ("EndpointSlice", "chart-test-ipu-operator-vipu-proxy"),
+            ("Role", "chart-test-ipu-operator-vipu-proxy"), ("RoleBinding", "chart-test-ipu-operator-vipu-proxy"),
             ("PodDisruptionBudget", "chart-test-ipu-operator"), ("Lease", "ipu-operator"),
             ("ValidatingAdmissionPolicy", "chart-test-ipu-operator-worker-pods"),
             ("ValidatingAdmissionPolicyBinding", "chart-test-ipu-operator-worker-pods")}
@@ -278,7 +280,7 @@ probes = (c.get("livenessProbe", {}).get("httpGet", {}), c.get("readinessProbe",
 if (probes[0].get("path"), probes[0].get("port")) != ("/healthz", "health"): problems.append("livenessProbe %s" % probes[0])
 if (probes[1].get("path"), probes[1].get("port")) != ("/readyz", "health"): problems.append("readinessProbe %s" % probes[1])
 ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
-if ports != {"metrics": 8080, "health": 8081}: problems.append("ports %s" % ports)
+if ports != {"metrics": 8080, "health": 8081, "vipu-proxy": 8090}: problems.append("ports %s" % ports)
 want_pod = {"runAsNonRoot": True, "runAsUser": 65532, "runAsGroup": 65532, "seccompProfile": {"type": "RuntimeDefault"}}
 for key, value in want_pod.items():
     if spec.get("securityContext", {}).get(key) != value: problems.append("pod securityContext.%s is not %s" % (key, value))
@@ -293,6 +295,30 @@ volumes = {v["name"]: v for v in spec.get("volumes", [])}
 if "emptyDir" not in volumes.get(mounts.get("/tmp"), {}): problems.append("/tmp is not an emptyDir")
 if c.get("resources") != {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}}:
     problems.append("resources %s" % c.get("resources"))
+'
+  py_check "V-IPU proxy: workers get its headless Service, whose EndpointSlice the leader may only get and update" \
+    "$work/sim.json" '
+c = named("Deployment", "chart-test-ipu-operator")[0]["spec"]["template"]["spec"]["containers"][0]
+args = c["args"]
+def after(flag):
+    return [args[i + 1] for i, a in enumerate(args[:-1]) if a == flag]
+if after("--vipu-proxy-bind-address") != [":8090"]: problems.append("--vipu-proxy-bind-address %s" % after("--vipu-proxy-bind-address"))
+if after("--vipu-proxy-advertise-address") != ["chart-test-ipu-operator-vipu-proxy.ipu-system.svc"]:
+    problems.append("--vipu-proxy-advertise-address %s" % after("--vipu-proxy-advertise-address"))
+if after("--vipu-proxy-endpoint-slice") != ["ipu-system/chart-test-ipu-operator-vipu-proxy"]:
+    problems.append("--vipu-proxy-endpoint-slice %s" % after("--vipu-proxy-endpoint-slice"))
+env = {e["name"]: e for e in c.get("env", [])}
+if env.get("IPU_OPERATOR_POD_IP", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") != "status.podIP":
+    problems.append("IPU_OPERATOR_POD_IP is not the pod IP: %s" % env.get("IPU_OPERATOR_POD_IP"))
+svc = named("Service", "chart-test-ipu-operator-vipu-proxy")[0]["spec"]
+if svc.get("clusterIP") != "None" or "selector" in svc: problems.append("the proxy Service is not headless without a selector: %s" % svc)
+eps = named("EndpointSlice", "chart-test-ipu-operator-vipu-proxy")[0]
+if eps["metadata"]["labels"].get("kubernetes.io/service-name") != "chart-test-ipu-operator-vipu-proxy" or eps.get("endpoints") != []:
+    problems.append("EndpointSlice %s" % eps)
+rules = named("Role", "chart-test-ipu-operator-vipu-proxy")[0]["rules"]
+if rules != [{"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"],
+              "resourceNames": ["chart-test-ipu-operator-vipu-proxy"], "verbs": ["get", "update"]}]:
+    problems.append("proxy Role rules %s" % rules)
 '
   py_check "vipu-sim: 1 replica, headless Service (clusterIP None), listens on all interfaces, state in an emptyDir, non-root" \
     "$work/sim.json" '

@@ -32,6 +32,7 @@ struct ResourceRef {
   static ResourceRef podTemplates() { return {"", "v1", "podtemplates", true}; }
   static ResourceRef networkPolicies() { return {"networking.k8s.io", "v1", "networkpolicies", true}; }
   static ResourceRef leases() { return {"coordination.k8s.io", "v1", "leases", true}; }
+  static ResourceRef endpointSlices() { return {"discovery.k8s.io", "v1", "endpointslices", true}; }
   static ResourceRef customResourceDefinitions() {
     return {"apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
   }

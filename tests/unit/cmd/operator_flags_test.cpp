@@ -295,7 +295,9 @@ TEST(OperatorUsageTest, NamesEveryFlagWithItsDefaultAndEnvironmentVariable) {
       {"vipu-client-key", "--vipu-client-cert"},
       {"vipu-tls-server-name", "endpoint's host"},
       {"vipu-proxy-bind-address", "(default \"0\")"},
-      {"vipu-proxy-advertise-address", "default: the bind address"}};
+      {"vipu-proxy-advertise-address", "default: the bind address"},
+      {"vipu-proxy-endpoint-slice", "made by the Helm chart"},
+      {"pod-ip", "IPU_OPERATOR_POD_IP"}};
   std::map<std::string, std::string> lines;  // flag -> its line
   std::istringstream usage(operatorUsage());
   for (std::string line; std::getline(usage, line);) {

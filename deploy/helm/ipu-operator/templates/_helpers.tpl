@@ -76,6 +76,10 @@ The operator's ServiceAccount name.
 {{/*
 vipu-sim's Deployment and Service name: <release>-vipu-sim.
 */}}
+{{- define "ipu-operator.vipuProxyName" -}}
+{{- printf "%s-vipu-proxy" (include "ipu-operator.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
 {{- define "ipu-operator.vipuSimName" -}}
 {{- printf "%s-vipu-sim" .Release.Name | trunc 63 | trimSuffix "-" }}
 {{- end }}
