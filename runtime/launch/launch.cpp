@@ -1,15 +1,18 @@
 #include "launch/launch.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <unistd.h>
 
 #include "contract/runtime_contract.h"
 #include "launch/finish_peers.h"
+#include "net/routes.h"
 #include "process/spawn.h"
 #include "process/supervisor.h"
 #include "process/termination.h"
@@ -85,6 +88,18 @@ std::optional<std::string> environmentValue(const std::string& name) {
   return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
 }
 
+// The interfaces this pod reaches its peers through, by the kernel's IPv4 routes; empty when that cannot be
+// told (no /proc/net/route, names that do not resolve), and OpenMPI then chooses as it always does.
+std::vector<std::string> peerInterfaces(const std::vector<std::string>& hosts) {
+  std::ifstream table("/proc/net/route");
+  const std::string text((std::istreambuf_iterator<char>(table)), std::istreambuf_iterator<char>());
+  std::vector<std::uint32_t> peers;
+  for (std::size_t i = 1; i < hosts.size(); ++i) {
+    for (std::uint32_t address : net::ipv4AddressesOf(hosts[i])) peers.push_back(address);
+  }
+  return net::interfacesToPeers(net::parseRouteTable(text), peers);
+}
+
 void writeHostfile(const LaunchOptions& options) {
   std::ofstream out(options.hostfilePath, std::ios::trunc);
   out << hostfile(options.hosts);
@@ -140,6 +155,18 @@ int runLaunch(const LaunchOptions& options) {
   process::SpawnOptions spawn;
   spawn.environment = {{contract::kEnvOmpiRshAgent, options.runtimeBinary + " rsh"},
                        {contract::kEnvOmpiHostfile, options.hostfilePath}};
+  if (options.hosts.size() > 1) {
+    const auto interfaces = peerInterfaces(options.hosts);
+    std::string names;
+    for (auto& variable : mpiInterfaceEnvironment(interfaces, environmentValue, command)) {
+      names += (names.empty() ? "" : ", ") + variable.first;
+      spawn.environment.push_back(std::move(variable));
+    }
+    if (!names.empty()) {
+      say("MPI over " + spawn.environment.back().second + ", which routes to the peers (" + names +
+          "; set them yourself to choose)");
+    }
+  }
   process::Supervised outcome = process::supervise(command, spawn);
   return finishWith(outcome.status, outcome.spawnError);
 }

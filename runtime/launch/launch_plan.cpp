@@ -131,6 +131,22 @@ std::vector<std::string> mpirunCommand(const LaunchInputs& inputs) {
   return argv;
 }
 
+Environment mpiInterfaceEnvironment(const std::vector<std::string>& interfaces, const GetEnv& getEnv,
+                                    const std::vector<std::string>& command) {
+  Environment environment;
+  if (interfaces.empty()) return environment;
+  const std::string commandLine = joined(command, " ");
+  for (const std::string transport : {"btl", "oob"}) {
+    const std::string include = transport + "_tcp_if_include";
+    const std::string exclude = transport + "_tcp_if_exclude";
+    const bool chosen = getEnv("OMPI_MCA_" + include) || getEnv("OMPI_MCA_" + exclude) ||
+                        commandLine.find(include) != std::string::npos ||
+                        commandLine.find(exclude) != std::string::npos;
+    if (!chosen) environment.emplace_back("OMPI_MCA_" + include, joined(interfaces, ","));
+  }
+  return environment;
+}
+
 std::string hostfile(const std::vector<std::string>& hosts) {
   std::string text;
   for (const auto& host : hosts) text += host + " slots=1\n";

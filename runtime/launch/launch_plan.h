@@ -73,6 +73,15 @@ std::vector<std::string> mpirunCommand(const LaunchInputs& inputs);
 // The hostfile a user's own mpirun reads (OMPI_MCA_orte_default_hostfile): "<host> slots=1" per worker.
 std::string hostfile(const std::vector<std::string>& hosts);
 
+// OpenMPI's TCP transports (btl for the ranks, oob for its daemons) kept to `interfaces`, those that route to
+// the instance's peers (net::interfacesToPeers), as OMPI_MCA_{btl,oob}_tcp_if_include: a pod with several
+// networks (an RDMA one, a management one) then never waits on an interface that does not reach its peers.
+// The user's choice wins: a transport whose if_include or if_exclude is set in the environment (the two
+// exclude each other in OpenMPI) or named in the launcher's command line (`--mca btl_tcp_if_include ...`) is
+// left alone. Empty `interfaces`: nothing. Pure.
+Environment mpiInterfaceEnvironment(const std::vector<std::string>& interfaces, const GetEnv& getEnv,
+                                    const std::vector<std::string>& command);
+
 // The command as one line for logs and for /bin/sh (each argument single-quoted when it needs it).
 std::string shellJoin(const std::vector<std::string>& argv);
 

@@ -91,6 +91,12 @@ TEST_F(OperatorOnRealNodeTest, TwoWorkerPodsOfOneInstanceRunARealAllreduce) {
   EXPECT_NE(peerLog.out.find("ipu-runtime agent: running for "), std::string::npos) << peerLog.out;
   EXPECT_NE(peerLog.out.find("instance 0 (allreduce-worker-0): mpirun succeeded after "), std::string::npos)
       << peerLog.out;
+  // OpenMPI kept to the pod's interface that routes to its peer (its only one besides lo, on this node).
+  const auto launchLog = kubectl({"logs", job + "-worker-0", "-c", "train"});
+  EXPECT_NE(launchLog.out.find("MPI over eth0, which routes to the peers (OMPI_MCA_btl_tcp_if_include, "
+                               "OMPI_MCA_oob_tcp_if_include"),
+            std::string::npos)
+      << launchLog.out;
 }
 
 // A name with a leading digit and dots, too long for a hostname or a Service: the pods keep the names users

@@ -191,5 +191,27 @@ TEST(LaunchPlanTest, HostfileAndShellQuoting) {
   EXPECT_EQ(shellJoin({""}), "''");
 }
 
+TEST(LaunchPlanTest, OpenMpiIsKeptToTheInterfacesThatReachThePeersUnlessTheUserChose) {
+  const std::vector<std::string> command{"python3", "train.py"};
+  const Environment chosen = mpiInterfaceEnvironment({"eth0"}, environment({}), command);
+  EXPECT_EQ(chosen,
+            (Environment{{"OMPI_MCA_btl_tcp_if_include", "eth0"}, {"OMPI_MCA_oob_tcp_if_include", "eth0"}}));
+  EXPECT_EQ(mpiInterfaceEnvironment({"net1", "eth0"}, environment({}), command)[0].second, "net1,eth0");
+  EXPECT_TRUE(mpiInterfaceEnvironment({}, environment({}), command).empty())
+      << "nothing known: OpenMPI's own choice";
+
+  EXPECT_EQ(mpiInterfaceEnvironment({"eth0"}, environment({{"OMPI_MCA_btl_tcp_if_exclude", "lo,docker0"}}),
+                                    command),
+            (Environment{{"OMPI_MCA_oob_tcp_if_include", "eth0"}}))
+      << "include and exclude together are an error in OpenMPI: the user's exclude stands alone";
+  EXPECT_EQ(mpiInterfaceEnvironment({"eth0"}, environment({{"OMPI_MCA_oob_tcp_if_include", "ib0"}}), command),
+            (Environment{{"OMPI_MCA_btl_tcp_if_include", "eth0"}}));
+  EXPECT_TRUE(mpiInterfaceEnvironment({"eth0"}, environment({}),
+                                      {"mpirun", "--mca", "btl_tcp_if_include", "ib0", "--mca",
+                                       "oob_tcp_if_exclude", "lo", "-np", "4", "prog"})
+                  .empty())
+      << "the user's own launcher line wins";
+}
+
 }  // namespace
 }  // namespace ipu::runtime::launch
