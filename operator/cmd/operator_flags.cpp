@@ -334,9 +334,8 @@ Result<std::optional<VipuProxyFlags>> parseVipuProxyFlags(const std::string& bin
   if (!advertised || advertised->disabled || advertised->host.empty()) {
     return makeError(ErrorCode::kInvalidArgument,
                      "--vipu-proxy-advertise-address: expected HOST or HOST:PORT (like "
-                     "ipu-operator-vipu-proxy.ipu-system.svc:8090), not "
-                     " + advertiseAddress + "
-                     "");
+                     "ipu-operator-vipu-proxy.ipu-system.svc:8090), not \"" +
+                         advertiseAddress + "\"");
   }
   return std::optional<VipuProxyFlags>{VipuProxyFlags{*listen, advertised->host, advertised->port}};
 }

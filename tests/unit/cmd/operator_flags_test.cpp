@@ -81,6 +81,7 @@ TEST(ParseOperatorFlagsTest, TheVipuProxyListensOnAFixedPortAndWorkersGetAnAddre
   EXPECT_TRUE(refusedNaming("0", "proxy:8090", "needs --vipu-proxy-bind-address"));
   EXPECT_TRUE(refusedNaming(":8090", ":8090", "expected HOST or HOST:PORT"));
   EXPECT_TRUE(refusedNaming(":8090", "a b", "expected HOST or HOST:PORT"));
+  EXPECT_TRUE(refusedNaming(":8090", "a b", "not \"a b\"")) << "the message names the value given";
 
   auto flags =
       parseOperatorFlags({"--vipu-controller", "a=h:1", "--vipu-proxy-bind-address", "127.0.0.1:18090"});
