@@ -426,8 +426,7 @@ std::string ctlUsage() {
          "\nExit status: 0 done, 1 the controller refused or failed, 2 bad usage.\n";
 }
 
-std::string defaultEndpoint(
-    const std::function<std::optional<std::string>(const std::string&)>& environment) {
+std::string defaultEndpoint(const Environment& environment) {
   const auto host = environment("IPUOF_VIPU_API_HOST");
   if (!host || host->empty()) return kLocalEndpoint;
   const auto port = environment("IPUOF_VIPU_API_PORT");

@@ -2,11 +2,11 @@
 
 #include <functional>
 #include <memory>
-#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "common/environment.h"
 #include "common/result.h"
 #include "vipu/client_options.h"
 #include "vipu/vipu_api.h"
@@ -22,7 +22,7 @@ inline constexpr const char* kLocalEndpoint = "127.0.0.1:8090";
 // Where vipu-ctl talks to without --endpoint: in a worker pod, the V-IPU the operator gave its Poplar
 // (IPUOF_VIPU_API_HOST, and IPUOF_VIPU_API_PORT or 8090), so that it goes through the operator's proxy as
 // Poplar does; elsewhere kLocalEndpoint. `environment` looks a variable up (the process's: std::getenv).
-std::string defaultEndpoint(const std::function<std::optional<std::string>(const std::string&)>& environment);
+std::string defaultEndpoint(const Environment& environment);
 
 // vipu-ctl: list, create, remove, reset, status, wait, ipuof, attributes and topology against any V-IPU
 // endpoint. `args` excludes the program name. Returns the exit status: 0 done, 1 the controller refused or

@@ -1,5 +1,4 @@
 // vipu-ctl: a small admin CLI for any V-IPU endpoint. Wiring only; the commands live in ctl_command.cpp.
-#include <cstdlib>
 #include <iostream>
 
 #include "vipu-ctl/ctl_command.h"
@@ -13,10 +12,6 @@ int main(int argc, char** argv) {
     if (!client) return client.error();
     return std::shared_ptr<ipu::vipu::VipuApi>(std::move(*client));
   };
-  const auto environment = [](const std::string& name) -> std::optional<std::string> {
-    const char* value = std::getenv(name.c_str());
-    return value == nullptr ? std::nullopt : std::optional<std::string>(value);
-  };
   return ipu::vipu::ctl::runCtl(args, connect, std::cout, std::cerr,
-                                ipu::vipu::ctl::defaultEndpoint(environment));
+                                ipu::vipu::ctl::defaultEndpoint(ipu::processEnvironment));
 }

@@ -14,6 +14,7 @@
 #include "cmd/operator_flags.h"
 #include "cmd/partition_prefix.h"
 #include "cmd/telemetry.h"
+#include "common/environment.h"
 #include "common/freed_memory.h"
 #include "common/log.h"
 #include "kube/cluster_config.h"
@@ -58,7 +59,7 @@ int main(int argc, char** argv) {
   // After the signals are blocked (its thread inherits the mask); stopped and joined when main returns.
   const std::jthread releaser = releaseFreedMemoryInBackground(std::chrono::seconds(10));
   auto flags =
-      cmd::parseOperatorFlags(std::vector<std::string>(argv + 1, argv + argc), cmd::processEnvironment);
+      cmd::parseOperatorFlags(std::vector<std::string>(argv + 1, argv + argc), ipu::processEnvironment);
   if (!flags) {
     std::cerr << "ipu-operator: " << flags.error().message << "\nRun 'ipu-operator --help' for the flags.\n";
     return 2;

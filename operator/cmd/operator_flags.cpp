@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <tuple>
@@ -344,12 +343,6 @@ std::string environmentVariableFor(const std::string& flag) {
   std::string name = "IPU_OPERATOR_";
   for (char c : flag) name += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return name;
-}
-
-std::optional<std::string> processEnvironment(const std::string& variable) {
-  const char* value = std::getenv(variable.c_str());
-  if (value == nullptr) return std::nullopt;
-  return std::string(value);
 }
 
 Result<VipuEndpoint> parseVipuEndpoint(const std::string& text) {

@@ -8,6 +8,7 @@
 #include "admission/admission_plan.h"
 #include "admission/quota_plan.h"
 #include "api/worker_pod_profile.h"
+#include "common/environment.h"
 #include "common/result.h"
 #include "metrics/bind_address.h"
 #include "vipu/client_options.h"
@@ -75,9 +76,7 @@ std::string environmentVariableFor(const std::string& flag);
 // NAME=HOST:PORT; InvalidArgument naming what is wrong.
 Result<VipuEndpoint> parseVipuEndpoint(const std::string& text);
 
-using Environment = std::function<std::optional<std::string>(const std::string& variable)>;
-// The process environment.
-std::optional<std::string> processEnvironment(const std::string& variable);
+using ipu::Environment;
 
 // --vipu-proxy-bind-address and --vipu-proxy-advertise-address ("" when not given) as VipuProxyFlags:
 // nullopt for "0"; the advertised address defaults to the bind address when that names one host, and its
