@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/time_format.h"
+#include "container_env.h"
 #include "hostile_tenant.h"
 #include "operator_on_real_node.h"
 #include "rbac_rules.h"
@@ -234,11 +235,8 @@ TEST_F(HelmInstallTest, InstallRunJobsSurviveTheLeaderUpgradeAndUninstall) {
   const std::string own = jobStatus(lister)["partitions"][0].value("id", "");
   const auto listed = kubectl({"logs", lister + "-worker-0", "-c", "train"});
   EXPECT_EQ(partitionIdsListed(listed.out), std::vector<std::string>{own}) << listed.out;
-  for (const auto& variable : getJson("pod", lister + "-worker-0")["spec"]["containers"][0]["env"]) {
-    if (variable.value("name", "") == "IPUOF_VIPU_API_HOST") {
-      EXPECT_EQ(variable.value("value", ""), proxyName + "." + kReleaseNs + ".svc");
-    }
-  }
+  EXPECT_EQ(envValue(getJson("pod", lister + "-worker-0")["spec"]["containers"][0], "IPUOF_VIPU_API_HOST"),
+            proxyName + "." + kReleaseNs + ".svc");
   const auto sliceAddress =
       inRelease({"get", "endpointslice", proxyName, "-o", "jsonpath={.endpoints[0].addresses[0]}"});
   const auto leaderIp = inRelease({"get", "pod", podOf(next), "-o", "jsonpath={.status.podIP}"});

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/time_format.h"
+#include "container_env.h"
 #include "hostile_tenant.h"
 #include "ipujob/child_names.h"
 #include "operator_on_real_node.h"
@@ -180,14 +181,9 @@ TEST_F(OperatorOnRealNodeTest, AWorkerReachesVipuThroughTheProxyAndOnlyForItsOwn
   }
 
   // The worker was given the proxy, not vipu-sim's own address.
-  const Json env = getJson("pod", lister + "-worker-0")["spec"]["containers"][0]["env"];
-  const auto envValue = [&env](const std::string& name) {
-    for (const auto& variable : env)
-      if (variable.value("name", "") == name) return variable.value("value", "");
-    return std::string();
-  };
-  EXPECT_EQ(envValue("IPUOF_VIPU_API_HOST"), proxyHost_);
-  EXPECT_EQ(envValue("IPUOF_VIPU_API_PORT"), std::to_string(proxyPort_));
+  const Json worker = getJson("pod", lister + "-worker-0")["spec"]["containers"][0];
+  EXPECT_EQ(envValue(worker, "IPUOF_VIPU_API_HOST"), proxyHost_);
+  EXPECT_EQ(envValue(worker, "IPUOF_VIPU_API_PORT"), std::to_string(proxyPort_));
 
   // The lister saw exactly its own partition, though the victim (and the other jobs) hold theirs.
   const std::string own = jobStatus(lister)["partitions"][0].value("id", "");
