@@ -2,6 +2,7 @@
 
 #include "api/worker_pod_profile.h"
 #include "common/log.h"
+#include "ipujob/launch_form.h"
 #include "ipujob/orphan_partitions.h"
 #include "ipujob/partition_steps.h"
 #include "ipujob/worker_pod.h"
@@ -124,14 +125,16 @@ void AdmissionSteps::recordAdmission(JobPass& pass, const api::IpuJob& job, cons
   status.currentReplicas = 0;
   status.startTime = formatTime(pass.now);
   status.completionTime.reset();
-  warnIfLauncherNotRun(pass, job.spec);
+  tellHowInstancesStart(pass, job.spec);
 }
 
-void AdmissionSteps::warnIfLauncherNotRun(const JobPass& pass, const api::IpuJobSpec& spec) {
+void AdmissionSteps::tellHowInstancesStart(const JobPass& pass, const api::IpuJobSpec& spec) {
   // Parsed but not acted on: say so loudly rather than let the job look as if its launcher ran.
   if (auto message = launcherNotRunMessage(spec, options_.pods.runtime)) {
     events_.record(kube::referenceTo(pass.object), kube::EventType::kWarning, "LauncherNotRun", *message);
   }
+  if (auto notice = launchFormNotice(spec, !options_.pods.runtime.image.empty()))
+    events_.record(kube::referenceTo(pass.object), notice->type, notice->reason, notice->message);
 }
 
 }  // namespace ipu::controllers

@@ -38,7 +38,9 @@ class AdmissionSteps {
   // A template its worker pods cannot be built from, or that asks for more than the namespace's worker pod
   // profile, ends the job here, before it is admitted or holds anything: true when it did.
   bool refusedTemplate(JobPass& pass, const api::IpuJob& job);
-  void warnIfLauncherNotRun(const JobPass& pass, const api::IpuJobSpec& spec);
+  // Events on how the job's instances start: a launcher that will not run, one found in the worker command,
+  // or a command that hides what it runs.
+  void tellHowInstancesStart(const JobPass& pass, const api::IpuJobSpec& spec);
 
   Admitter& admitter_;
   kube::EventRecorder& events_;

@@ -36,4 +36,13 @@ void defaultEnv(Json& env, const std::string& name, const std::string& value) {
   addNamed(env, {{"name", name}, {"value", value}});
 }
 
+std::vector<std::string> stringsOf(const Json& list) {
+  std::vector<std::string> out;
+  if (!list.is_array()) return out;
+  for (const auto& item : list) {
+    if (item.is_string()) out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
 }  // namespace ipu::controllers

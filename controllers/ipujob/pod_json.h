@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,5 +28,9 @@ void setEnv(Json& env, const std::string& name, const std::string& value);
 
 // Adds the variable to an env list unless the user set it: their value is a deliberate override.
 void defaultEnv(Json& env, const std::string& name, const std::string& value);
+
+// The strings of a list such as a container's command or args (empty when it is not a list; other items
+// skipped).
+std::vector<std::string> stringsOf(const Json& list);
 
 }  // namespace ipu::controllers

@@ -4,6 +4,7 @@
 
 #include "common/json_access.h"
 #include "contract/runtime_contract.h"
+#include "ipujob/launch_form.h"
 #include "ipujob/pod_json.h"
 #include "ipujob/worker_pod.h"
 
@@ -36,15 +37,6 @@ void addMount(Json& container, const std::string& volume, const std::string& pat
   Json& mounts = arrayMember(container, "volumeMounts");
   if (findNamed(mounts, volume) == nullptr)
     mounts.push_back({{"name", volume}, {"mountPath", path}, {"readOnly", readOnly}});
-}
-
-std::vector<std::string> stringsOf(const Json& list) {
-  std::vector<std::string> out;
-  if (!list.is_array()) return out;
-  for (const auto& item : list) {
-    if (item.is_string()) out.push_back(item.get<std::string>());
-  }
-  return out;
 }
 
 // The worker container's command as the template gives it (empty when it has none).
@@ -89,6 +81,8 @@ std::optional<std::vector<std::string>> wrappedCommand(const Json& container, co
         wrapped.insert(wrapped.end(), spec.launcherCommand.begin(), spec.launcherCommand.end());
         return wrapped;
       }
+      // The worker command is the launcher: run once, as written, not wrapped in a second one.
+      if (launchForm(spec) == LaunchForm::kLauncherInCommand) wrapped.push_back(contract::kLauncherFlag);
       break;
     case WorkerRole::kExec:
       wrapped.push_back(contract::kExecCommand);

@@ -108,14 +108,19 @@ void writeHostfile(const LaunchOptions& options) {
 
 }  // namespace
 
-std::vector<std::string> launchCommand(const LaunchOptions& options, bool poprunAvailable, bool runAsRoot,
-                                       const GetEnv& getEnv) {
-  if (options.userLauncher) return options.command;
+LaunchInputs launchInputs(const LaunchOptions& options, bool runAsRoot, const GetEnv& getEnv) {
   LaunchInputs inputs{
       options.shape, options.hosts, options.command, options.runtimeBinary + " rsh", runAsRoot, {}};
   for (const auto& name : passedThroughVariables()) {
     if (getEnv(name)) inputs.presentVariables.push_back(name);
   }
+  return inputs;
+}
+
+std::vector<std::string> launchCommand(const LaunchOptions& options, bool poprunAvailable, bool runAsRoot,
+                                       const GetEnv& getEnv) {
+  if (options.userLauncher) return options.command;
+  const LaunchInputs inputs = launchInputs(options, runAsRoot, getEnv);
   return poprunAvailable ? poprunCommand(inputs) : mpirunCommand(inputs);
 }
 
@@ -142,16 +147,16 @@ int runLaunch(const LaunchOptions& options) {
         " ms");
   }
   writeHostfile(options);
+  const bool runAsRoot = geteuid() == 0;
   std::vector<std::string> command =
-      launchCommand(options, process::onPath("poprun"), geteuid() == 0, environmentValue);
+      launchCommand(options, process::onPath("poprun"), runAsRoot, environmentValue);
   facts.what = command.front();
-  std::string line = shellJoin(command);
-  // The whole line helps when a launch goes wrong, but a long inline program need not fill the log twice.
-  constexpr std::size_t kLoggedCommand = 2000;
-  if (line.size() > kLoggedCommand)
-    line = line.substr(0, kLoggedCommand) + "... (" + std::to_string(line.size() - kLoggedCommand) +
-           " more characters)";
-  say("running " + line);
+  // One readable line; the whole one (the program once per rank, every -x) when asked for.
+  if (environmentValue(kEnvLogLaunch) == "full") {
+    say("running " + shellJoin(command));
+  } else {
+    say(launchSummary(command, launchInputs(options, runAsRoot, environmentValue), options.userLauncher));
+  }
   process::SpawnOptions spawn;
   spawn.environment = {{contract::kEnvOmpiRshAgent, options.runtimeBinary + " rsh"},
                        {contract::kEnvOmpiHostfile, options.hostfilePath}};

@@ -29,6 +29,10 @@ struct LaunchOptions {
 // launch's code, leaving a termination message that names the instance.
 int runLaunch(const LaunchOptions& options);
 
+// What the runtime's own poprun/mpirun line is built from: the options, and the variables of
+// passedThroughVariables() set in the launcher's environment.
+LaunchInputs launchInputs(const LaunchOptions& options, bool runAsRoot, const GetEnv& getEnv);
+
 // The command the launch runs: the user's launcher as given; otherwise poprun when it is on PATH, else
 // mpirun.
 std::vector<std::string> launchCommand(const LaunchOptions& options, bool poprunAvailable, bool runAsRoot,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "command/worker_command.h"
 #include "contract/runtime_contract.h"
 
 namespace ipu::runtime::launch {
@@ -40,6 +41,18 @@ std::string joined(const std::vector<std::string>& parts, const std::string& sep
   std::string out;
   for (const auto& part : parts) out += (out.empty() ? "" : separator) + part;
   return out;
+}
+
+// Enough of a command to recognise it in a log line.
+constexpr std::size_t kSummarisedCommand = 200;
+
+std::string shortened(std::string line) {
+  for (char& c : line) {
+    if (c == '\n') c = ' ';
+  }
+  if (line.size() <= kSummarisedCommand) return line;
+  return line.substr(0, kSummarisedCommand) + "... (" + std::to_string(line.size() - kSummarisedCommand) +
+         " more characters)";
 }
 
 }  // namespace
@@ -170,6 +183,30 @@ std::string shellJoin(const std::vector<std::string>& argv) {
     line += '\'';
   }
   return line;
+}
+
+std::string launchSummary(const std::vector<std::string>& generated, const LaunchInputs& inputs,
+                          bool userLauncher) {
+  const std::string hint = std::string(" (") + kEnvLogLaunch + "=full logs the whole line)";
+  if (userLauncher) {
+    const command::CommandReading reading = command::readWorkerCommand(inputs.command);
+    if (reading.scriptLines > 0 && reading.kind == command::CommandKind::kLauncher) {
+      return "running the worker command once, a " + inputs.command.front() + " -c script of " +
+             std::to_string(reading.scriptLines) +
+             " line(s) that starts the ranks with: " + shortened(shellJoin(reading.found)) + hint;
+    }
+    const std::string line = shellJoin(inputs.command);
+    return "running the job's own launcher once: " + shortened(line) +
+           (line.size() > kSummarisedCommand ? hint : "");
+  }
+  const std::string workers = std::to_string(inputs.hosts.size());
+  std::string launcher = generated.empty() ? "" : generated.front();
+  if (launcher == "poprun") {
+    launcher += " --num-replicas " + std::to_string(inputs.shape.totalReplicas()) + " --ipus-per-replica " +
+                std::to_string(inputs.shape.ipusPerReplica);
+  }
+  return "running " + launcher + ", one rank in each of the " + workers + " workers (" +
+         joined(inputs.hosts, ",") + "), each rank: " + shortened(shellJoin(inputs.command)) + hint;
 }
 
 }  // namespace ipu::runtime::launch

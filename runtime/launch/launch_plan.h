@@ -85,4 +85,15 @@ Environment mpiInterfaceEnvironment(const std::vector<std::string>& interfaces, 
 // The command as one line for logs and for /bin/sh (each argument single-quoted when it needs it).
 std::string shellJoin(const std::vector<std::string>& argv);
 
+// Set to "full" in the worker's environment, the launch logs the whole command line it runs (with every -x
+// of the generated mpirun) instead of its summary.
+inline constexpr const char* kEnvLogLaunch = "IPU_RUNTIME_LOG_LAUNCH";
+
+// The one line the launch logs about what it runs, readable however long the command: for the runtime's
+// own poprun/mpirun (`generated`), the launcher, one rank per worker and the rank program, shortened; for a
+// launcher of the user's (launcher.command, or the worker command when it is one), that command, or for a
+// sh -c script the script's size and the launcher line found in it. Pure.
+std::string launchSummary(const std::vector<std::string>& generated, const LaunchInputs& inputs,
+                          bool userLauncher);
+
 }  // namespace ipu::runtime::launch

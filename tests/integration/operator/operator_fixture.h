@@ -205,16 +205,28 @@ class OperatorTest : public ClusterTest {
     return listed ? *listed : std::vector<vipu::Partition>{};
   }
 
-  // The reasons of the job's Events, oldest first.
-  std::vector<std::string> eventReasons(const std::string& job) {
+  // The job's Events, oldest first.
+  Json eventsOf(const std::string& job) {
     const auto listed =
         kubectl({"get", "events", "--field-selector", "involvedObject.name=" + job, "-o", "json"});
-    std::vector<std::string> reasons;
     EXPECT_TRUE(listed.ok()) << listed.describe();
-    if (!listed.ok()) return reasons;
-    const Json events = Json::parse(listed.out);
-    for (const Json& event : events["items"]) reasons.push_back(event.value("reason", ""));
+    return listed.ok() ? Json::parse(listed.out)["items"] : Json::array();
+  }
+
+  // The reasons of the job's Events, oldest first.
+  std::vector<std::string> eventReasons(const std::string& job) {
+    std::vector<std::string> reasons;
+    for (const Json& event : eventsOf(job)) reasons.push_back(event.value("reason", ""));
     return reasons;
+  }
+
+  // "<type> <message>" of the job's first Event with `reason` ("" while there is none).
+  std::string eventWithReason(const std::string& job, const std::string& reason) {
+    for (const Json& event : eventsOf(job)) {
+      if (event.value("reason", "") == reason)
+        return event.value("type", "") + " " + event.value("message", "");
+    }
+    return "";
   }
 
   void TearDown() override {

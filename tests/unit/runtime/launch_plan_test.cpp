@@ -213,5 +213,34 @@ TEST(LaunchPlanTest, OpenMpiIsKeptToTheInterfacesThatReachThePeersUnlessTheUserC
       << "the user's own launcher line wins";
 }
 
+TEST(LaunchSummaryTest, TheRuntimesOwnLauncherIsOneLineWithTheProgramOnce) {
+  LaunchInputs inputs = twoWorkers();
+  inputs.command = {"python3", "-c", std::string(400, 'x')};
+  const std::string summary = launchSummary(mpirunCommand(inputs), inputs, false);
+  EXPECT_EQ(summary,
+            "running mpirun, one rank in each of the 2 workers (j-worker-0.j,j-worker-1.j), each rank: "
+            "python3 -c " +
+                std::string(189, 'x') +
+                "... (211 more characters) (IPU_RUNTIME_LOG_LAUNCH=full logs the whole line)");
+  EXPECT_EQ(
+      launchSummary(poprunCommand(twoWorkers()), twoWorkers(), false),
+      "running poprun --num-replicas 4 --ipus-per-replica 1, one rank in each of the 2 workers "
+      "(j-worker-0.j,j-worker-1.j), each rank: python3 train.py (IPU_RUNTIME_LOG_LAUNCH=full logs the whole "
+      "line)");
+}
+
+TEST(LaunchSummaryTest, AUsersLauncherIsShownAsWrittenAndAScriptByTheLauncherInIt) {
+  LaunchInputs inputs = twoWorkers();
+  inputs.command = {"mpirun", "-np", "2", "python3", "-c", "print(1)"};
+  EXPECT_EQ(launchSummary(inputs.command, inputs, true),
+            "running the job's own launcher once: mpirun -np 2 python3 -c 'print(1)'");
+  inputs.command = {"bash", "-c",
+                    "cd /w\npip install -r requirements.txt\nOMPI_X=1 mpirun -np 2 prog --fast\n"};
+  EXPECT_EQ(
+      launchSummary(inputs.command, inputs, true),
+      "running the worker command once, a bash -c script of 3 line(s) that starts the ranks with: OMPI_X=1 "
+      "mpirun -np 2 prog --fast (IPU_RUNTIME_LOG_LAUNCH=full logs the whole line)");
+}
+
 }  // namespace
 }  // namespace ipu::runtime::launch
