@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Writes the binary seeds of three fuzz targets: corpus/vipu_reply (V-IPU replies, encoded by protoc from the
-text below), corpus/runtime_frame (runtime protocol streams) and corpus/agent_session (scripts of connection
-events for the agent). The other targets' seeds are text files kept
-as they are. Run from anywhere; rewrites only the files it names."""
+"""Writes the binary seeds of four fuzz targets: corpus/vipu_reply (V-IPU replies, encoded by protoc from the
+text below), corpus/runtime_frame (runtime protocol streams), corpus/agent_session (scripts of connection
+events for the agent) and corpus/worker_command (command lines, NUL-separated). The other targets' seeds are
+text files kept as they are. Run from anywhere; rewrites only the files it names."""
 import pathlib
 import struct
 import subprocess
@@ -118,3 +118,34 @@ out = here / "corpus" / "agent_session"
 out.mkdir(parents=True, exist_ok=True)
 for name, script in scripts:
     (out / name).write_bytes(script)
+
+# --- Worker commands: the container's command and args as words separated by NUL bytes (see
+# worker_command_fuzzer.cpp); the users' manifests' scripts as they are in examples/ipujobs.
+def manifest_script(name):
+    lines = (repo / "examples" / "ipujobs" / name).read_text().splitlines()
+    start = lines.index("            - |") + 1
+    body = []
+    for line in lines[start:]:
+        if not line.startswith("              "):
+            break
+        body.append(line[14:] + "\n")
+    return "".join(body)
+
+commands = [
+    ("bert-poprun-64ipus.args", ["/bin/bash", "-c", "--", manifest_script("bert-poprun-64ipus.yaml")]),
+    ("bert-training-multi-ipu.args", ["/bin/bash", "-c", "--", manifest_script("bert-training-multi-ipu.yaml")]),
+    ("mpirun.args", ["mpirun", "--tag-output", "-np", "4", "python3", "-c", "print(1)"]),
+    ("env-timeout.args", ["env", "-u", "X", "A=1", "timeout", "-s", "INT", "3h", "mpiexec", "-n", "2", "prog"]),
+    ("script-file.args", ["/bin/bash", "/workspace/train.sh"]),
+    ("kubernetes-reference.args", ["sh", "-c", "$(LAUNCHER) prog; mpirun -np $(WORKERS) x"]),
+    ("compound.args", ["bash", "-o", "pipefail", "-ec",
+                       "if [ -x /usr/bin/poprun ]; then\n  exec poprun --vv python3 a.py 2>&1 | tee log\nelse\n"
+                       "  for h in a b; do echo $h; done\nfi\ncase $x in a) eval \"$CMD\";; esac\n"]),
+    ("here-document.args", ["sh", "-c", "cat <<-'EOF' > run.txt\n\tmpirun -np 2 prog\n\tEOF\n`which python3` "
+                            "\"${A:-b}\" $'c\\'d' a=(1 2) \\\n  ./launch.sh"]),
+    ("nested.args", ["busybox", "sh", "-c", "cd /w && bash -c 'sh -c \"mpirun prog\"'"]),
+]
+out = here / "corpus" / "worker_command"
+out.mkdir(parents=True, exist_ok=True)
+for name, words in commands:
+    (out / name).write_bytes("\0".join(words).encode())
