@@ -43,10 +43,10 @@ Options:
   --images LIST         with --real-node: comma-separated images built by tools/images/build-<name>.sh and
                         imported into the node, named in cluster.env as IPU_CLUSTER_IMAGE_<NAME> (a dash
                         becomes an underscore: IPU_CLUSTER_IMAGE_IPU_RUNTIME) (default: busybox; also
-                        debian-mpi, and from this build's binaries: ipu-runtime (\$IPU_RUNTIME_BINARY or
-                        build/runtime/ipu-runtime), ipu-operator (\$IPU_OPERATOR_BINARY or
-                        build/operator/ipu-operator), vipu-sim (\$VIPU_SIM_BINARY or build/vipu-sim/vipu-sim);
-                        the pause image is always there)
+                        debian-mpi, debian-notebook (a Jupyter Notebook server), and from this build's
+                        binaries: ipu-runtime (\$IPU_RUNTIME_BINARY or build/runtime/ipu-runtime),
+                        ipu-operator (\$IPU_OPERATOR_BINARY or build/operator/ipu-operator), vipu-sim
+                        (\$VIPU_SIM_BINARY or build/vipu-sim/vipu-sim); the pause image is always there)
   --audit-all           the audit log records every client's requests (metadata only), not only service
                         accounts': for benchmarks that count each controller's requests by user agent
   -h, --help            this help

@@ -247,6 +247,9 @@ StepOutcome IpuJobReconciler::judge(JobPass& pass, const api::IpuJob& job, const
   // Look again at the deadline, or when a pod reaches one of its limits, whichever is first.
   std::optional<Clock::Duration> next = deadlineIn;
   if (workers.nextCheck && (!next || *workers.nextCheck < *next)) next = workers.nextCheck;
+  if (job.spec.interactive && (workers.allUp(count) || status.interactive)) {
+    if (auto ended = keepInteractiveSession(pass, *job.spec.interactive, next)) return std::move(*ended);
+  }
   if (workers.allUp(count)) {
     pass.setPhase(kPhaseRunning, "Running", "All worker pods are running");
     return Action{next};
@@ -256,6 +259,34 @@ StepOutcome IpuJobReconciler::judge(JobPass& pass, const api::IpuJob& job, const
                 "Waiting for worker pods: " + std::to_string(workers.running + workers.succeeded) + " of " +
                     std::to_string(count) + " running");
   return progressOnly ? StepOutcome::progress(Action{next}) : StepOutcome(Action{next});
+}
+
+std::optional<StepOutcome> IpuJobReconciler::keepInteractiveSession(JobPass& pass,
+                                                                    const api::InteractiveSpec& spec,
+                                                                    std::optional<Clock::Duration>& next) {
+  auto& status = pass.status;
+  const std::optional<api::InteractiveStatus> before = status.interactive;
+  status.interactive = interactiveStatus(before, spec, options_.interactive, pass.now);
+  const std::string& expiresAt = status.interactive->expiresAt;
+  const InteractiveTtl ttl = interactiveTtl(spec, options_.interactive);
+  if (ttl.capped && (!before || before->ttlSeconds != status.interactive->ttlSeconds)) {
+    events_.record(kube::referenceTo(pass.object), kube::EventType::kWarning, "InteractiveTtlCapped",
+                   "spec.interactive.ttl asks for " + std::to_string(spec.ttlSeconds) +
+                       " s; the operator allows an interactive job at most " +
+                       std::to_string(ttl.ttl.count()) + " s (--interactive-max-ttl-seconds): it ends at " +
+                       expiresAt);
+  }
+  const Clock::WallTime expiry = interactiveExpiry(*status.interactive).value_or(pass.now);
+  if (pass.now >= expiry) {
+    status.completionTime = formatTime(pass.now);
+    pass.setPhase(kPhaseSucceeded, "InteractiveTimeExpired",
+                  "The interactive session's ttl of " + std::to_string(status.interactive->ttlSeconds) +
+                      " s ended at " + expiresAt + ": workers stopped, IPUs released");
+    return StepOutcome(Action::requeueNow());  // finished(): partitions, pods, TTL
+  }
+  const auto left = std::chrono::duration_cast<Clock::Duration>(expiry - pass.now);
+  if (!next || left < *next) next = left;
+  return std::nullopt;
 }
 
 Action IpuJobReconciler::waitFor(JobPass& pass, const std::string& blocker) const {

@@ -44,7 +44,8 @@ using ctrl::Action;
 //                       never fits);
 //   admitted         -> partitions created where admission planned them, then waited on (PS_ACTIVE);
 //   partitions ready -> the headless Service and the worker pods; the workers' outcome judged by
-//                       restartPolicy (run, succeed, restart on reset partitions, fail); the deadline;
+//                       restartPolicy (run, succeed, restart on reset partitions, fail); the deadline; an
+//                       interactive session's end;
 //   finished         -> partitions released, pods removed by cleanPodPolicy, the job deleted by TTL;
 //   suspended        -> no pods, no partitions;  deleted -> partitions released (finalizer).
 // Level-triggered: everything comes from the caches, status and V-IPU each time, so a new process picks up
@@ -76,6 +77,10 @@ class IpuJobReconciler final : public ctrl::Reconciler {
                          std::optional<Clock::Duration> deadlineIn);
   StepOutcome judge(JobPass& pass, const api::IpuJob& job, const WorkerObservation& workers,
                     std::optional<Clock::Duration> deadlineIn);
+  // An interactive job whose workers all run (or ran): its session's status.interactive, and its end once
+  // expiresAt has come (nullopt while it goes on; `next` then brought forward to expiresAt).
+  std::optional<StepOutcome> keepInteractiveSession(JobPass& pass, const api::InteractiveSpec& spec,
+                                                    std::optional<Clock::Duration>& next);
   // Something only another party can clear: said in lastMessage, looked at again soon.
   Action waitFor(JobPass& pass, const std::string& blocker) const;
 

@@ -27,6 +27,7 @@ StepOutcome ReleaseSteps::readmit(JobPass& pass) {
   status.startTime.reset();
   status.restartCount.reset();
   status.queuePosition.reset();
+  status.interactive.reset();
   events_.record(kube::referenceTo(pass.object), kube::EventType::kNormal, "SpecChanged",
                  "The spec changed after the job failed with " + reason + ": admitting it again");
   return StepOutcome::decided(StepOutcome::Decision::kReadmitted, Action::requeueNow());
@@ -73,6 +74,7 @@ Status ReleaseSteps::letGo(JobPass& pass) {
   pass.status.forgetPartitions();
   pass.status.currentReplicas = 0;
   pass.status.startTime.reset();
+  pass.status.interactive.reset();  // resumed, an interactive job is a new session
   return {};
 }
 

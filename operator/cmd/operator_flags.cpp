@@ -118,6 +118,14 @@ void defineFlags(cli::Flags& set, RawFlags& raw) {
                  "answering: it counts as lost (the job restarts by restartPolicy) and is force-deleted once "
                  "the IPUs it could reach are reset or released; 0: never",
                  0, 86400 * 7, "SECONDS");
+  set.addInteger(
+      "interactive-ttl-seconds", &f.interactiveDefaultTtlSeconds,
+      "how long an interactive IPUJob (spec.interactive) with ttl 0 lives from when its workers run", 1,
+      31536000, "SECONDS");
+  set.addInteger("interactive-max-ttl-seconds", &f.interactiveMaxTtlSeconds,
+                 "the longest an interactive IPUJob may live from when its workers run: a longer "
+                 "spec.interactive.ttl is cut to this (Warning Event InteractiveTtlCapped)",
+                 1, 31536000, "SECONDS");
   set.addBool("orphan-sweep-dry-run", &f.orphanSweepDryRun,
               "log the orphaned partitions the sweeps would remove, and remove none");
   set.addInteger("workers", &f.workers, "IPUJobs reconciled in parallel", 1, 64, "N");
@@ -247,6 +255,12 @@ Status checkValues(RawFlags& raw, const std::vector<std::string>& controllers) {
     flags.vipuControllers.push_back(*endpoint);
   }
   if (auto tls = checkVipuTls(raw); !tls) return tls.error();
+  if (flags.interactiveDefaultTtlSeconds > flags.interactiveMaxTtlSeconds) {
+    return makeError(ErrorCode::kInvalidArgument, "--interactive-ttl-seconds (" +
+                                                      std::to_string(flags.interactiveDefaultTtlSeconds) +
+                                                      ") is longer than --interactive-max-ttl-seconds (" +
+                                                      std::to_string(flags.interactiveMaxTtlSeconds) + ")");
+  }
   if (!controllers::parseQueueingStrategy(raw.queueingStrategy, flags.queueingStrategy)) {
     return makeError(
         ErrorCode::kInvalidArgument,

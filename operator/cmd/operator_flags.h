@@ -51,6 +51,9 @@ struct OperatorFlags {
   int orphanSweepIntervalSeconds = 300;  // 0: at start-up only
   int podStartTimeoutSeconds = 600;      // 0: never
   int podDeletionTimeoutSeconds = 120;   // 0: never
+  // Interactive jobs (spec.interactive): the ttl of one that asks for 0, and the most any may have.
+  int interactiveDefaultTtlSeconds = 4 * 3600;
+  int interactiveMaxTtlSeconds = 24 * 3600;
   bool orphanSweepDryRun = false;
   int workers = 2;
   double qps = 50;

@@ -89,6 +89,9 @@ workerPods:
 pods:
   startTimeoutSeconds: 0
   deletionTimeoutSeconds: 90
+interactive:
+  ttlSeconds: 3600
+  maxTtlSeconds: 43200
 orphanSweep:
   intervalSeconds: 60
   dryRun: true
@@ -273,7 +276,8 @@ if after("--runtime-image") != ["localhost/ipu-operator/ipu-runtime:0.1.0"]: pro
 for flag in ("--qps", "--burst", "--workers", "--shm-size", "--partition-id-prefix", "--queueing-strategy", "--missing-quota",
              "--vipu-tls", "--vipu-ca-cert", "--vipu-client-cert", "--vipu-client-key", "--vipu-tls-server-name",
              "--pod-start-timeout-seconds", "--pod-deletion-timeout-seconds", "--orphan-sweep-interval-seconds",
-             "--orphan-sweep-dry-run", "--worker-pod-profile"):
+             "--orphan-sweep-dry-run", "--worker-pod-profile", "--interactive-ttl-seconds",
+             "--interactive-max-ttl-seconds"):
     if flag in args: problems.append("%s is passed although its value is not set" % flag)
 if c["image"] != "localhost/ipu-operator/ipu-operator:0.1.0": problems.append("image %s" % c["image"])
 probes = (c.get("livenessProbe", {}).get("httpGet", {}), c.get("readinessProbe", {}).get("httpGet", {}))
@@ -359,7 +363,8 @@ expected = {"--vipu-controller": ["pod64-a=vipu-a.example.com:8090", "pod64-b=10
             "--vipu-ca-cert": ["/etc/ipu-operator/vipu-tls/ca.crt"], "--vipu-client-cert": ["/etc/ipu-operator/vipu-tls/tls.crt"],
             "--vipu-client-key": ["/etc/ipu-operator/vipu-tls/tls.key"], "--vipu-tls-server-name": ["vipu.example.com"],
             "--pod-start-timeout-seconds": ["0"], "--pod-deletion-timeout-seconds": ["90"],
-            "--orphan-sweep-interval-seconds": ["60"], "--worker-pod-profile": ["privileged"]}
+            "--orphan-sweep-interval-seconds": ["60"], "--worker-pod-profile": ["privileged"],
+            "--interactive-ttl-seconds": ["3600"], "--interactive-max-ttl-seconds": ["43200"]}
 for flag, values in expected.items():
     if after(flag) != values: problems.append("%s: %s, expected %s" % (flag, after(flag), values))
 if "--vipu-tls" not in args: problems.append("no --vipu-tls")

@@ -55,6 +55,56 @@ image_begin_from_busybox_static() {
   image_begin "$(dpkg-query -W -f='${Version}' busybox-static)" "$(sha256sum < "$busybox")"
 }
 
+# image_begin_debian <suite> <packages...>: image_begin keyed by the Debian mirror (the one this machine's apt
+# uses for the suite, or $IPU_DEBIAN_MIRROR), the suite and the packages, for image_debian_rootfs; fails
+# clearly when debootstrap is missing. Sets image_debian_suite, image_debian_mirror, image_debian_packages.
+image_begin_debian() {
+  image_debian_suite=$1
+  shift
+  image_debian_packages=("$@")
+  local default_mirror
+  # shellcheck disable=SC2016 # $(REPO_URI) is apt-get's own placeholder for --format, not a shell expansion
+  default_mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Created-By: Packages' \
+    "Codename: $image_debian_suite" 2>/dev/null | grep -m1 '/debian/$' || true)
+  image_debian_mirror=${IPU_DEBIAN_MIRROR:-${default_mirror:-http://deb.debian.org/debian/}}
+  # shellcheck disable=SC2154 # image_name: set by the build script that sources this file
+  command -v debootstrap > /dev/null ||
+    { echo "build-$image_name: debootstrap is missing (run tools/install-deps.sh)" >&2; exit 1; }
+  image_begin "$image_debian_mirror" "$image_debian_suite" "${image_debian_packages[*]}"
+}
+
+# image_debian_rootfs <check command...>: fills "$rootfs" (image_begin_debian's suite, minbase) by debootstrap,
+# then apt-get install --no-install-recommends of the packages in a chroot, with the .debs kept in
+# $image_cache/debs (shared by the images and runs, so a rebuild downloads little) and /proc mounted; runs the
+# check command (the script's own: `chroot "$rootfs" ...`) while they are mounted, unmounts them (image_cleanup
+# does if anything fails), and removes what changes from one build to the next without saying anything about
+# the image. No service may start.
+image_debian_rootfs() {
+  local debs=$image_cache/debs
+  mkdir -p "$debs"
+  image_say "debootstrap $image_debian_suite from $image_debian_mirror"
+  debootstrap --variant=minbase --cache-dir="$debs" "$image_debian_suite" "$rootfs" "$image_debian_mirror" \
+    > "$image_work/debootstrap.log" 2>&1 || { tail -n 20 "$image_work/debootstrap.log" >&2; exit 1; }
+
+  printf '#!/bin/sh\nexit 101\n' > "$rootfs/usr/sbin/policy-rc.d"
+  chmod 755 "$rootfs/usr/sbin/policy-rc.d"
+  mount --bind "$debs" "$rootfs/var/cache/apt/archives"
+  mount -t proc proc "$rootfs/proc"
+  image_say "installing ${image_debian_packages[*]}"
+  chroot "$rootfs" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 sh -c \
+    "apt-get update -qq && apt-get install -y -qq --no-install-recommends ${image_debian_packages[*]}" \
+    > "$image_work/apt.log" 2>&1 || { tail -n 20 "$image_work/apt.log" >&2; exit 1; }
+  "$@"
+  umount "$rootfs/proc"
+  umount "$rootfs/var/cache/apt/archives"
+
+  rm -f "$rootfs/usr/sbin/policy-rc.d" "$rootfs/etc/resolv.conf" "$rootfs/var/cache/ldconfig/aux-cache" \
+    "$rootfs"/var/lib/dpkg/*-old "$rootfs"/var/cache/debconf/*-old
+  rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/log/* "$rootfs"/tmp/* \
+    "$rootfs"/var/cache/apt/archives/*
+  : > "$rootfs/etc/machine-id"
+}
+
 # image_begin <inputs...>: the cache key is a hash of this library, the calling script and the inputs; the
 # key is also the image's tag. Sets image_ref, image_archive, image_cached and (when not cached) rootfs, a
 # fresh directory that is removed on exit.

@@ -231,7 +231,7 @@ Status parseRestartPolicy(const Json& spec, IpuJobSpec& out) {
   return {};
 }
 
-// cleanPodPolicy, suspend, ttlSecondsAfterFinished, activeDeadlineSeconds, priority.
+// cleanPodPolicy, suspend, ttlSecondsAfterFinished, activeDeadlineSeconds, interactive, priority.
 Status parseLifetime(const Json& spec, IpuJobSpec& out) {
   auto clean = enumField<CleanPodPolicy>(
       spec, "cleanPodPolicy", "cleanPodPolicy",
@@ -251,6 +251,12 @@ Status parseLifetime(const Json& spec, IpuJobSpec& out) {
   auto deadline = boundedInteger(spec, "activeDeadlineSeconds", 1, kMaxSpecSeconds);
   if (!deadline) return deadline.error();
   out.activeDeadlineSeconds = *deadline;
+  if (const Json& interactive = member(spec, "interactive"); !interactive.is_null()) {
+    if (!interactive.is_object()) return invalid("interactive", "must be an object, like {ttl: 3600}");
+    auto sessionTtl = boundedInteger(interactive, "ttl", 0, kMaxSpecSeconds, "interactive.");
+    if (!sessionTtl) return sessionTtl.error();
+    out.interactive = InteractiveSpec{sessionTtl->value_or(0)};
+  }
   auto priority = boundedInteger(spec, "priority", -kMaxSpecPriority, kMaxSpecPriority);
   if (!priority) return priority.error();
   out.priority = static_cast<int>(priority->value_or(0));

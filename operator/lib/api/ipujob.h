@@ -42,6 +42,14 @@ inline constexpr int64_t kMaxBackOffLimit = 2'147'483'647;
 // same.
 int maxJobNameLength(int workerCount);
 
+// spec.interactive (Graphcore's interactive mode): the workers run the template's command, typically a
+// notebook or `sleep infinity`, and the job ends `ttlSeconds` after every worker first ran. 0: the operator's
+// default (--interactive-ttl-seconds).
+struct InteractiveSpec {
+  int64_t ttlSeconds = 0;
+  bool operator==(const InteractiveSpec&) const = default;
+};
+
 struct IpuJobSpec {
   int jobInstances = 1;
   int ipusPerJobInstance = 0;
@@ -57,6 +65,7 @@ struct IpuJobSpec {
   bool suspend = false;
   std::optional<int64_t> ttlSecondsAfterFinished;
   std::optional<int64_t> activeDeadlineSeconds;
+  std::optional<InteractiveSpec> interactive;  // absent: not an interactive job
   int priority = 0;
 
   int workerCount() const { return jobInstances * workersPerJobInstance; }

@@ -51,6 +51,14 @@ std::optional<RuntimeSecretRecord> parseRuntimeSecret(const Json& json) {
   return RuntimeSecretRecord{stringMember(json, "name"), stringMember(json, "caSha256")};
 }
 
+std::optional<InteractiveStatus> parseInteractive(const Json& json) {
+  // Without the time it started there is no session to go on with: read as absent, so it starts again.
+  if (!json.is_object() || stringMember(json, "runningSince").empty()) return std::nullopt;
+  return InteractiveStatus{stringMember(json, "runningSince"),
+                           optionalNumber<int64_t>(json, "ttlSeconds").value_or(0),
+                           stringMember(json, "expiresAt")};
+}
+
 template <typename T>
 void putOptional(Json& out, const char* name, const std::optional<T>& value) {
   if (value) out[name] = *value;
@@ -132,6 +140,7 @@ IpuJobStatus parseIpuJobStatus(const Json& status) {
   }
   parsed.admittedShape = parseShape(member(status, "admittedShape"));
   parsed.runtimeSecret = parseRuntimeSecret(member(status, "runtimeSecret"));
+  parsed.interactive = parseInteractive(member(status, "interactive"));
   return parsed;
 }
 
@@ -180,6 +189,11 @@ Json toJson(const IpuJobStatus& status) {
   }
   if (const auto& secret = status.runtimeSecret) {
     out["runtimeSecret"] = {{"name", secret->name}, {"caSha256", secret->caSha256}};
+  }
+  if (const auto& interactive = status.interactive) {
+    out["interactive"] = {{"runningSince", interactive->runningSince},
+                          {"ttlSeconds", interactive->ttlSeconds},
+                          {"expiresAt", interactive->expiresAt}};
   }
   return out;
 }

@@ -67,6 +67,15 @@ struct RuntimeSecretRecord {
 // IPUJob.status as the operator keeps it: Graphcore's fields (launcherStatus, currentReplicas, ...) and ours.
 // Optional fields are absent from the JSON when unset; a status written by an older version reads field by
 // field, and fields this version does not know are never touched (statusPatch only names fields it changes).
+// status.interactive of an interactive job, from when every worker first ran: the ttl in force (the spec's,
+// the operator's default for 0, at most its maximum) and when the session ends (RFC 3339).
+struct InteractiveStatus {
+  std::string runningSince;
+  int64_t ttlSeconds = 0;
+  std::string expiresAt;
+  bool operator==(const InteractiveStatus&) const = default;
+};
+
 struct IpuJobStatus {
   std::string phase;  // "" before the first write
   std::string launcherStatus;
@@ -87,6 +96,8 @@ struct IpuJobStatus {
   std::optional<AdmittedShape> admittedShape;
   // Kept for the job's life (restarts and suspensions too): every pod of every attempt mounts the same one.
   std::optional<RuntimeSecretRecord> runtimeSecret;
+  // Interactive jobs, once every worker ran (kept through restarts: the session's time counts from then).
+  std::optional<InteractiveStatus> interactive;
 
   // The recorded partitions not yet released.
   std::vector<PartitionRecord> heldPartitions() const;

@@ -149,6 +149,8 @@ TEST_F(IpuJobCrdTest, PrinterColumnsAndShortName) {
   ASSERT_TRUE(wide.ok());
   EXPECT_NE(wide.out.find("PHASE"), std::string::npos);
   EXPECT_NE(wide.out.find("QUEUE"), std::string::npos);
+  EXPECT_NE(wide.out.find("EXPIRES"), std::string::npos)
+      << "an interactive job's status.interactive.expiresAt";
 }
 
 }  // namespace

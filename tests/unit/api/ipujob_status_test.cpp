@@ -50,6 +50,17 @@ TEST(IpuJobStatus, NullAndMalformedFieldsReadAsAbsent) {
   EXPECT_EQ(status.partitions[0].size, 0);
 }
 
+TEST(IpuJobStatus, AnInteractiveSessionReadsAndWritesBackAndWithoutItsStartIsAbsent) {
+  const Json written = Json::parse(R"({"phase": "Running", "interactive": {
+    "runningSince": "2026-11-27T12:00:00Z", "ttlSeconds": 600, "expiresAt": "2026-11-27T12:10:00Z"}})");
+  const IpuJobStatus status = parseIpuJobStatus(written);
+  EXPECT_EQ(status.interactive, (InteractiveStatus{"2026-11-27T12:00:00Z", 600, "2026-11-27T12:10:00Z"}));
+  EXPECT_EQ(toJson(status), written);
+  EXPECT_EQ(parseIpuJobStatus(Json::parse(R"({"interactive": {"ttlSeconds": 600}})")).interactive,
+            std::nullopt);
+  EXPECT_EQ(parseIpuJobStatus(Json::parse(R"({"interactive": "soon"})")).interactive, std::nullopt);
+}
+
 TEST(IpuJobStatus, HeldPartitionsLeaveOutReleasedOnes) {
   IpuJobStatus status;
   status.partitions = {{"a", 0, 4, "pod64", "", "Active"},

@@ -47,6 +47,7 @@ cleanPodPolicy: Workers
 suspend: true
 ttlSecondsAfterFinished: 600
 activeDeadlineSeconds: 3600
+interactive: {ttl: 7200}
 priority: 10
 )" + kContainers));
   ASSERT_TRUE(spec.ok()) << spec.error().toString();
@@ -63,6 +64,7 @@ priority: 10
   EXPECT_TRUE(spec->suspend);
   EXPECT_EQ(spec->ttlSecondsAfterFinished, 600);
   EXPECT_EQ(spec->activeDeadlineSeconds, 3600);
+  EXPECT_EQ(spec->interactive, InteractiveSpec{7200});
   EXPECT_EQ(spec->priority, 10);
 }
 
@@ -133,6 +135,9 @@ TEST(IpuJobNumbersTest, OutOfRangeNumbersTheApiServerLetThroughAreRefusedNamingT
   EXPECT_TRUE(parse("priority", -1000000000).ok());
   EXPECT_TRUE(parse("activeDeadlineSeconds", 31536000).ok());
   EXPECT_TRUE(parse("ttlSecondsAfterFinished", 0).ok());
+  EXPECT_EQ(parse("interactive", Json::object())->spec.interactive, InteractiveSpec{0})
+      << "no ttl: the default";
+  EXPECT_EQ(parse("interactive", {{"ttl", 0}})->spec.interactive, InteractiveSpec{0});
   const std::vector<std::tuple<std::string, Json, std::string>> refused = {
       {"priority", 3000000000LL, "spec.priority: must be from -1000000000 to 1000000000, not 3000000000"},
       {"priority", -2147483649LL, "must be from -1000000000 to 1000000000"},
@@ -144,6 +149,8 @@ TEST(IpuJobNumbersTest, OutOfRangeNumbersTheApiServerLetThroughAreRefusedNamingT
       {"ttlSecondsAfterFinished", -1, "spec.ttlSecondsAfterFinished: must be from 0 to 31536000, not -1"},
       {"ttlSecondsAfterFinished", 1.5, "spec.ttlSecondsAfterFinished: must be a whole number"},
       {"priority", "high", "spec.priority: must be a whole number"},
+      {"interactive", {{"ttl", -1}}, "spec.interactive.ttl: must be from 0 to 31536000, not -1"},
+      {"interactive", 3600, "spec.interactive: must be an object, like {ttl: 3600}"},
       {"restartPolicy",
        {{"backOffLimit", 2147483648LL}},
        "spec.restartPolicy.backOffLimit: must be from 0 to 2147483647, not 2147483648"},

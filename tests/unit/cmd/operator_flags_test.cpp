@@ -44,6 +44,8 @@ TEST(ParseOperatorFlagsTest, DefaultsMatchTheDocumentedOnes) {
   EXPECT_EQ(flags->metricsBindAddress.toString(), ":8080");
   EXPECT_EQ(flags->healthProbeBindAddress.toString(), ":8081");
   EXPECT_FALSE(flags->vipuProxy) << "no proxy unless asked (the chart asks)";
+  EXPECT_EQ(flags->interactiveDefaultTtlSeconds, 14400);
+  EXPECT_EQ(flags->interactiveMaxTtlSeconds, 86400);
 }
 
 TEST(ParseOperatorFlagsTest, TheVipuProxyListensOnAFixedPortAndWorkersGetAnAddressThatReachesIt) {
@@ -192,6 +194,7 @@ TEST(ParseOperatorFlagsTest, RefusesMissingControllerUnknownFlagsAndBadValues) {
       {"--vipu-controller", "a=h:1", "--shm-size", ""},
       {"--vipu-controller", "pod/64=h:1"},
       {"--vipu-controller", "-pod=h:1"},
+      {"--vipu-controller", "a=h:1", "--interactive-max-ttl-seconds", "3600"},  // below the default's 14400
   };
   for (const auto& args : malformed) {
     const std::string& flag = args[args.size() - 2];  // the flag whose value is wrong
@@ -290,6 +293,8 @@ TEST(OperatorUsageTest, NamesEveryFlagWithItsDefaultAndEnvironmentVariable) {
       {"orphan-sweep-dry-run", "(default false)"},
       {"pod-start-timeout-seconds", "(default 600)"},
       {"pod-deletion-timeout-seconds", "(default 120)"},
+      {"interactive-ttl-seconds", "(default 14400)"},
+      {"interactive-max-ttl-seconds", "(default 86400)"},
       {"worker-pod-profile", "(default \"ipu-baseline\")"},
       {"vipu-ca-cert", "only it is trusted"},
       {"vipu-client-cert", "with --vipu-client-key"},

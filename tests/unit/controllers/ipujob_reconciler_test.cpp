@@ -720,6 +720,55 @@ TEST_F(ReconcilerTest, TheDeadlineFailsARunningJob) {
   EXPECT_EQ(job_["status"]["conditions"][2]["reason"], "DeadlineExceeded");
 }
 
+TEST_F(ReconcilerTest, AnInteractiveJobEndsItsTtlAfterItsWorkersRunAndARaisedTtlExtendsIt) {
+  runToRunning(R"({"interactive": {"ttl": 60}})");
+  const Json& session = job_["status"]["interactive"];
+  EXPECT_EQ(session["runningSince"], "2024-01-01T00:00:01Z") << "from when every worker runs, not admission";
+  EXPECT_EQ(session["ttlSeconds"], 60);
+  EXPECT_EQ(session["expiresAt"], "2024-01-01T00:01:01Z");
+  clock_.advance(30s);
+  EXPECT_EQ(pass(), Action::requeue(30s)) << "looks again when it is due, writing nothing";
+
+  // Raised while it runs: expiresAt moves, the workers are left alone.
+  job_["spec"]["interactive"]["ttl"] = 120;
+  job_["metadata"]["generation"] = 2;
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::requeue(90s));
+  EXPECT_EQ(job_["status"]["interactive"]["expiresAt"], "2024-01-01T00:02:01Z");
+  EXPECT_EQ(phase(), "Running");
+
+  clock_.advance(90s);
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::requeueNow());
+  EXPECT_EQ(phase(), "Succeeded");
+  EXPECT_EQ(job_["status"]["conditions"].back()["reason"], "InteractiveTimeExpired");
+  EXPECT_EQ(job_["status"]["lastMessage"],
+            "The interactive session's ttl of 120 s ended at 2024-01-01T00:02:01Z: workers stopped, IPUs "
+            "released");
+  // The next pass stops the still-running worker and releases the partition.
+  transport_->expect("DELETE", kPodsPath + "/bert-worker-0", 200, "{}");
+  expectStatusPatch();
+  pass();
+  EXPECT_FALSE(partition(kPartition));
+}
+
+TEST_F(ReconcilerTest, AnInteractiveTtlAboveTheMaximumIsCutAndSaidSoAndZeroIsTheDefault) {
+  ReconcilerOptions options;
+  options.interactive = {std::chrono::seconds(30), std::chrono::seconds(100)};
+  reconciler_ =
+      std::make_unique<IpuJobReconciler>(client_, pods_, *inventory_, *admitter_, events_, clock_, options);
+  runToRunning(R"({"interactive": {"ttl": 500}})");
+  EXPECT_EQ(job_["status"]["interactive"]["ttlSeconds"], 100);
+  EXPECT_NE(std::find(events_.reasons.begin(), events_.reasons.end(), "Warning InteractiveTtlCapped"),
+            events_.reasons.end());
+
+  job_["spec"]["interactive"]["ttl"] = 0;
+  expectStatusPatch();
+  pass();
+  EXPECT_EQ(job_["status"]["interactive"]["ttlSeconds"], 30);
+  EXPECT_EQ(job_["status"]["interactive"]["expiresAt"], "2024-01-01T00:00:31Z");
+}
+
 TEST_F(ReconcilerTest, TtlDeletesTheFinishedJobWhenItIsDue) {
   runToRunning(R"({"ttlSecondsAfterFinished": 10})");
   addWorkerPod(0, "Succeeded");

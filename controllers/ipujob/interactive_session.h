@@ -1,0 +1,38 @@
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "api/ipujob.h"
+#include "api/ipujob_status.h"
+#include "common/clock.h"
+
+// How long an interactive job (spec.interactive) lives: pure functions from its spec, the admin's limits and
+// when its workers first all ran to its status.interactive (docs/user-guide.md, "Interactive jobs").
+namespace ipu::controllers {
+
+// The admin's limits (--interactive-ttl-seconds, --interactive-max-ttl-seconds).
+struct InteractiveLimits {
+  std::chrono::seconds defaultTtl = std::chrono::hours(4);  // for ttl 0
+  std::chrono::seconds maxTtl = std::chrono::hours(24);     // a longer ttl is cut to this
+};
+
+// The ttl in force for `spec`: its own, the default for 0, at most the maximum (`capped` when cut).
+struct InteractiveTtl {
+  std::chrono::seconds ttl{0};
+  bool capped = false;
+};
+InteractiveTtl interactiveTtl(const api::InteractiveSpec& spec, const InteractiveLimits& limits);
+
+// status.interactive of a job whose workers all run (or ran) at `now`: the session started when `previous`
+// says (now, when it has not started), and ends its ttl in force later. A ttl raised (or lowered) in the spec
+// moves expiresAt, nothing else.
+api::InteractiveStatus interactiveStatus(const std::optional<api::InteractiveStatus>& previous,
+                                         const api::InteractiveSpec& spec, const InteractiveLimits& limits,
+                                         Clock::WallTime now);
+
+// When the session ends; nullopt when `status` does not say in a form the operator writes.
+std::optional<Clock::WallTime> interactiveExpiry(const api::InteractiveStatus& status);
+
+}  // namespace ipu::controllers
