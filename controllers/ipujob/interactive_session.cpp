@@ -13,11 +13,9 @@ InteractiveTtl interactiveTtl(const api::InteractiveSpec& spec, const Interactiv
 }
 
 api::InteractiveStatus interactiveStatus(const std::optional<api::InteractiveStatus>& previous,
-                                         const api::InteractiveSpec& spec, const InteractiveLimits& limits,
-                                         Clock::WallTime now) {
+                                         std::chrono::seconds ttl, Clock::WallTime now) {
   const std::optional<Clock::WallTime> recorded = previous ? parseTime(previous->runningSince) : std::nullopt;
   const Clock::WallTime since = recorded.value_or(now);
-  const std::chrono::seconds ttl = interactiveTtl(spec, limits).ttl;
   return {formatTime(since), ttl.count(), formatTime(since + ttl)};
 }
 

@@ -26,11 +26,10 @@ struct InteractiveTtl {
 InteractiveTtl interactiveTtl(const api::InteractiveSpec& spec, const InteractiveLimits& limits);
 
 // status.interactive of a job whose workers all run (or ran) at `now`: the session started when `previous`
-// says (now, when it has not started), and ends its ttl in force later. A ttl raised (or lowered) in the spec
-// moves expiresAt, nothing else.
+// says (now, when it has not started), and ends `ttl` (interactiveTtl's) later. A ttl raised (or lowered) in
+// the spec moves expiresAt, nothing else.
 api::InteractiveStatus interactiveStatus(const std::optional<api::InteractiveStatus>& previous,
-                                         const api::InteractiveSpec& spec, const InteractiveLimits& limits,
-                                         Clock::WallTime now);
+                                         std::chrono::seconds ttl, Clock::WallTime now);
 
 // When the session ends; nullopt when `status` does not say in a form the operator writes.
 std::optional<Clock::WallTime> interactiveExpiry(const api::InteractiveStatus& status);

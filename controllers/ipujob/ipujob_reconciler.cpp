@@ -266,9 +266,9 @@ std::optional<StepOutcome> IpuJobReconciler::keepInteractiveSession(JobPass& pas
                                                                     std::optional<Clock::Duration>& next) {
   auto& status = pass.status;
   const std::optional<api::InteractiveStatus> before = status.interactive;
-  status.interactive = interactiveStatus(before, spec, options_.interactive, pass.now);
-  const std::string& expiresAt = status.interactive->expiresAt;
   const InteractiveTtl ttl = interactiveTtl(spec, options_.interactive);
+  status.interactive = interactiveStatus(before, ttl.ttl, pass.now);
+  const std::string& expiresAt = status.interactive->expiresAt;
   if (ttl.capped && (!before || before->ttlSeconds != status.interactive->ttlSeconds)) {
     events_.record(kube::referenceTo(pass.object), kube::EventType::kWarning, "InteractiveTtlCapped",
                    "spec.interactive.ttl asks for " + std::to_string(spec.ttlSeconds) +

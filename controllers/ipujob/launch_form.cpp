@@ -62,7 +62,7 @@ std::optional<LaunchFormNotice> launchFormNotice(const api::IpuJobSpec& spec, bo
           "the worker command starts the ranks itself (" + shown(reading.found) +
               "): worker 0 of each instance runs it once, with a hostfile of the instance's " + workers +
               " workers; the other workers run only ipu-runtime's agent, which starts the ranks your "
-              "launcher " +
+              "launcher "
               "asks for" +
               (reading.scriptLines > 1 ? " (the script's other lines run in worker 0 only)" : "")};
     case command::CommandKind::kUnclear:

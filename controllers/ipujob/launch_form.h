@@ -8,9 +8,9 @@
 #include "command/worker_command.h"
 #include "kube/event_recorder.h"
 
-// How worker 0 of an instance with several workers starts the instance's ranks (docs/user-guide.md, "How a
-// job instance starts"): decided once, from the spec, by the operator, which writes it into worker 0's
-// command. Pure.
+// How worker 0 of an instance with several workers starts the instance's ranks (docs/user-guide.md, "Your
+// own poprun/mpirun"): decided once, from the spec, by the operator, which writes it into worker 0's command.
+// Pure.
 namespace ipu::controllers {
 
 enum class LaunchForm {

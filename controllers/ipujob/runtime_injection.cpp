@@ -39,15 +39,6 @@ void addMount(Json& container, const std::string& volume, const std::string& pat
     mounts.push_back({{"name", volume}, {"mountPath", path}, {"readOnly", readOnly}});
 }
 
-// The worker container's command as the template gives it (empty when it has none).
-std::vector<std::string> firstContainerCommand(const Json& podTemplate) {
-  if (!podTemplate.is_object() || !podTemplate.contains("spec") || !podTemplate["spec"].is_object())
-    return {};
-  const Json& containers = podTemplate["spec"].value("containers", Json::array());
-  if (!containers.is_array() || containers.empty() || !containers[0].is_object()) return {};
-  return stringsOf(containers[0].value("command", Json()));
-}
-
 Json installContainer(const RuntimeOptions& options) {
   return {
       {"name", kInstallContainer},
@@ -210,7 +201,7 @@ std::optional<std::string> launcherNotRunMessage(const api::IpuJobSpec& spec, co
            "no process starts the instance across its worker pods";
   }
   if (!spec.launcherCommand.empty()) return std::nullopt;
-  if (!firstContainerCommand(spec.workerTemplate).empty()) return std::nullopt;
+  if (!workerCommandLine(spec).empty()) return std::nullopt;
   return what +
          ", but the worker container has no command: the launch needs one to start on every worker (set "
          "command, or a launcher.command)";

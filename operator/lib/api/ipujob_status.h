@@ -64,9 +64,6 @@ struct RuntimeSecretRecord {
   bool operator==(const RuntimeSecretRecord&) const = default;
 };
 
-// IPUJob.status as the operator keeps it: Graphcore's fields (launcherStatus, currentReplicas, ...) and ours.
-// Optional fields are absent from the JSON when unset; a status written by an older version reads field by
-// field, and fields this version does not know are never touched (statusPatch only names fields it changes).
 // status.interactive of an interactive job, from when every worker first ran: the ttl in force (the spec's,
 // the operator's default for 0, at most its maximum) and when the session ends (RFC 3339).
 struct InteractiveStatus {
@@ -76,6 +73,9 @@ struct InteractiveStatus {
   bool operator==(const InteractiveStatus&) const = default;
 };
 
+// IPUJob.status as the operator keeps it: Graphcore's fields (launcherStatus, currentReplicas, ...) and ours.
+// Optional fields are absent from the JSON when unset; a status written by an older version reads field by
+// field, and fields this version does not know are never touched (statusPatch only names fields it changes).
 struct IpuJobStatus {
   std::string phase;  // "" before the first write
   std::string launcherStatus;

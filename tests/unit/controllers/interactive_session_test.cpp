@@ -24,17 +24,16 @@ TEST(InteractiveSessionTest, TheTtlInForceIsTheSpecsTheDefaultForZeroAndAtMostTh
 }
 
 TEST(InteractiveSessionTest, TheSessionStartsOnceAndEndsItsTtlLaterWhateverTheTtlBecomes) {
-  const api::InteractiveStatus started = interactiveStatus(std::nullopt, {600}, kLimits, kNoon);
+  const api::InteractiveStatus started = interactiveStatus(std::nullopt, 600s, kNoon);
   EXPECT_EQ(started, (api::InteractiveStatus{"2026-11-27T12:00:00Z", 600, "2026-11-27T12:10:00Z"}));
   EXPECT_EQ(interactiveExpiry(started), kNoon + 600s);
 
   // Later passes keep when it started; a raised ttl moves the end only.
-  EXPECT_EQ(interactiveStatus(started, {600}, kLimits, kNoon + 5min), started);
-  EXPECT_EQ(interactiveStatus(started, {1800}, kLimits, kNoon + 5min),
+  EXPECT_EQ(interactiveStatus(started, 600s, kNoon + 5min), started);
+  EXPECT_EQ(interactiveStatus(started, 1800s, kNoon + 5min),
             (api::InteractiveStatus{"2026-11-27T12:00:00Z", 1800, "2026-11-27T12:30:00Z"}));
   // A start time the operator cannot read starts the session again rather than never ending it.
-  EXPECT_EQ(interactiveStatus(api::InteractiveStatus{"soon", 600, "later"}, {600}, kLimits, kNoon + 1min)
-                .runningSince,
+  EXPECT_EQ(interactiveStatus(api::InteractiveStatus{"soon", 600, "later"}, 600s, kNoon + 1min).runningSince,
             "2026-11-27T12:01:00Z");
   EXPECT_EQ(interactiveExpiry({"", 0, "not a time"}), std::nullopt);
 }
