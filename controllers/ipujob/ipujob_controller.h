@@ -53,6 +53,8 @@ class IpuJobController {
   const kube::Store& jobs() const { return jobs_.store(); }
   // The worker pods (trimmed: worker_pod_cache.h), for the V-IPU proxy to know its callers by.
   const kube::Store& pods() const { return pods_.store(); }
+  // What admission plans from: each V-IPU controller's topology and partitions (the IPU-POD map reads it).
+  const VipuInventory& inventory() const { return inventory_; }
   bool synced() const { return jobs_.hasSynced() && pods_.hasSynced() && namespaces_.hasSynced(); }
   ctrl::Controller& controller() { return *controller_; }
 

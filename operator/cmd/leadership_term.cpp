@@ -11,6 +11,7 @@
 #include "ctrl/manager.h"
 #include "ipujob/ipujob_controller.h"
 #include "kube/event_recorder.h"
+#include "pod_map/pod_map_publisher.h"
 #include "quota/quota_controller.h"
 #include "vipu/vipu_client.h"
 
@@ -119,6 +120,18 @@ Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const PartitionPre
                 [&, upstreams, fenced = fence.get_token()](std::stop_token leading) {
                   runVipuProxy(flags, prefixes, upstreams, *ipuJobs, client, fenced, leading);
                 });
+  }
+  // Each controller's IPUPod, written while leading (the inventory is read only then).
+  if (flags.podMapIntervalSeconds > 0) {
+    std::vector<std::string> names;
+    for (const auto& endpoint : flags.vipuControllers) names.push_back(endpoint.name);
+    manager.add(
+        "IPU-POD map", ctrl::RunnableGroup::kLeaderElected,
+        [&, names, interval = std::chrono::seconds(flags.podMapIntervalSeconds)](std::stop_token leading) {
+          controllers::PodMapPublisher publisher(client, ipuJobs->inventory(), ipuJobs->jobs(), names,
+                                                 {prefixes.current, prefixes.legacy});
+          publisher.run(leading, manager.clock(), interval);
+        });
   }
   // While leading, the metrics count the caches' jobs and quotas and /readyz waits for their sync.
   manager.observeLeading([&telemetry, &jobs = *ipuJobs, &quotas = *ipuQuotas](bool leading) {

@@ -126,6 +126,11 @@ void defineFlags(cli::Flags& set, RawFlags& raw) {
                  "the longest an interactive IPUJob may live from when its workers run: a longer "
                  "spec.interactive.ttl is cut to this (Warning Event InteractiveTtlCapped)",
                  1, 31536000, "SECONDS");
+  set.addInteger(
+      "pod-map-interval-seconds", &f.podMapIntervalSeconds,
+      "each V-IPU controller's IPUPod (what is free and who holds it, read by `kubectl ipu status`) "
+      "is written at most this often, and only when it changed; 0: no IPUPods",
+      0, 3600, "SECONDS");
   set.addBool("orphan-sweep-dry-run", &f.orphanSweepDryRun,
               "log the orphaned partitions the sweeps would remove, and remove none");
   set.addInteger("workers", &f.workers, "IPUJobs reconciled in parallel", 1, 64, "N");

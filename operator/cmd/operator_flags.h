@@ -54,6 +54,7 @@ struct OperatorFlags {
   // Interactive jobs (spec.interactive): the ttl of one that asks for 0, and the most any may have.
   int interactiveDefaultTtlSeconds = 4 * 3600;
   int interactiveMaxTtlSeconds = 24 * 3600;
+  int podMapIntervalSeconds = 5;  // 0: no IPUPods are published
   bool orphanSweepDryRun = false;
   int workers = 2;
   double qps = 50;

@@ -221,7 +221,9 @@ expected = {("Deployment", "chart-test-ipu-operator"), ("Deployment", "chart-tes
             ("Service", "chart-test-ipu-operator-metrics"), ("Service", "chart-test-vipu-sim"),
             ("ServiceAccount", "chart-test-ipu-operator"), ("ClusterRole", "chart-test-ipu-operator"),
             ("ClusterRoleBinding", "chart-test-ipu-operator"), ("ClusterRole", "chart-test-ipu-operator-edit"),
-            ("ClusterRole", "chart-test-ipu-operator-view"), ("Role", "chart-test-ipu-operator-leader-election"),
+            ("ClusterRole", "chart-test-ipu-operator-view"), ("ClusterRole", "chart-test-ipu-operator-pod-map-reader"),
+            ("ClusterRoleBinding", "chart-test-ipu-operator-pod-map-reader"),
+            ("Role", "chart-test-ipu-operator-leader-election"),
             ("RoleBinding", "chart-test-ipu-operator-leader-election"),
             ("Service", "chart-test-ipu-operator-vipu-proxy"), ("EndpointSlice", "chart-test-ipu-operator-vipu-proxy"),
             ("Role", "chart-test-ipu-operator-vipu-proxy"), ("RoleBinding", "chart-test-ipu-operator-vipu-proxy"),
@@ -454,9 +456,23 @@ for o in roles:
             if set(r["verbs"]) - {"create"} and r.get("resourceNames") != ["ipu-operator"]:
                 problems.append("%s grants %s on leases not limited to ipu-operator" % (describe(o), r["verbs"]))
 for binding in named("ClusterRoleBinding") + named("RoleBinding"):
+    if binding["metadata"]["name"].endswith("-pod-map-reader"): continue  # its own check below
     for s in binding["subjects"]:
         if (s["kind"], s["name"], s.get("namespace")) != ("ServiceAccount", "chart-test-ipu-operator", "ipu-system"):
             problems.append("%s binds %s" % (describe(binding), s))
+'
+  py_check "RBAC: every authenticated user may read IPUPods, and nothing else, through the pod-map-reader binding" \
+    "$work/sim.json" "$rbac_prelude"'
+readers = [b for b in named("ClusterRoleBinding") if b["metadata"]["name"].endswith("-pod-map-reader")]
+if len(readers) != 1: problems.append("%d pod-map-reader ClusterRoleBindings rendered" % len(readers))
+for binding in readers:
+    role = [o for o in named("ClusterRole") if o["metadata"]["name"] == binding["roleRef"]["name"]]
+    if binding["subjects"] != [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:authenticated"}]:
+        problems.append("%s binds %s" % (describe(binding), binding["subjects"]))
+    if len(role) != 1: problems.append("%s refers to a ClusterRole not rendered" % describe(binding))
+    for o in role:
+        if rules(o) != [{"apiGroups": ["graphcore.ai"], "resources": ["ipupods"], "verbs": ["get", "list", "watch"]}]:
+            problems.append("%s grants %s" % (describe(o), rules(o)))
 '
   py_check "RBAC: aggregated admin/edit roles never name ipujobs/status nor write ipuquotas; view only reads" \
     "$work/sim.json" "$rbac_prelude"'

@@ -1,5 +1,6 @@
 #include "subprocess.h"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdlib>
@@ -85,7 +86,17 @@ pid_t spawn(const std::vector<std::string>& argv, int in, int out, int err,
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   std::vector<char*> env;
-  for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
+  // extraEnv's variables replace inherited ones of the same name (with both, which one a child reads
+  // depends on its libc or runtime: Go's takes the first).
+  const auto overridden = [&extraEnv](std::string_view entry) {
+    const std::string_view name = entry.substr(0, entry.find('='));
+    return std::any_of(extraEnv.begin(), extraEnv.end(), [name](const std::string& extra) {
+      return std::string_view(extra).substr(0, extra.find('=')) == name;
+    });
+  };
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (!overridden(*e)) env.push_back(*e);
+  }
   for (const auto& e : extraEnv) env.push_back(const_cast<char*>(e.c_str()));
   env.push_back(nullptr);
 

@@ -23,7 +23,8 @@ struct RunResult {
 struct RunOptions {
   std::string input;  // written to the child's stdin, then closed
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
-  std::vector<std::string> extraEnv;  // "NAME=value" added to the inherited environment
+  std::vector<std::string>
+      extraEnv;  // "NAME=value" added to the inherited environment, replacing a variable of that name
 };
 
 // Runs argv[0] (looked up in PATH) to completion and captures its output. Never goes through a shell,
@@ -35,7 +36,7 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options = 
 // reaped on destruction.
 class BackgroundProcess {
  public:
-  // extraEnv: "NAME=value" added to the inherited environment.
+  // extraEnv: "NAME=value" added to the inherited environment, replacing a variable of that name.
   explicit BackgroundProcess(const std::vector<std::string>& argv,
                              const std::vector<std::string>& extraEnv = {});
   ~BackgroundProcess();

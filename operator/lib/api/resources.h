@@ -12,6 +12,10 @@ inline kube::ResourceRef ipuJobResource() {
 inline kube::ResourceRef ipuQuotaResource() {
   return {"graphcore.ai", "v1alpha1", "ipuquotas", true};
 }
+// Cluster-scoped, one per V-IPU controller, written by the operator only (api/ipupod.h).
+inline kube::ResourceRef ipuPodResource() {
+  return {"graphcore.ai", "v1alpha1", "ipupods", false};
+}
 
 // The finalizer that keeps a deleted IPUJob until its partitions are released.
 inline constexpr const char* kCleanupFinalizer = "graphcore.ai/ipujob-cleanup";

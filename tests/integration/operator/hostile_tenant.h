@@ -23,6 +23,35 @@ inline void bindEditRole(const TestCluster& cluster, const std::string& ns, cons
   ASSERT_TRUE(bound.ok()) << bound.describe();
 }
 
+// Renders the chart's templates/rbac.yaml as `helm install` would and applies the objects `wanted` picks
+// (by kind and name); returns how many it applied (-1 after a failed assertion).
+inline int applyChartRbac(
+    const TestCluster& cluster,
+    const std::function<bool(const std::string& kind, const std::string& name)>& wanted) {
+  const auto version = cluster.kubectl({"version", "-o", "json"});
+  EXPECT_TRUE(version.ok()) << version.describe();
+  if (!version.ok()) return -1;
+  const std::string server = nlohmann::json::parse(version.out)["serverVersion"].value("gitVersion", "");
+  const auto rendered =
+      run({cluster.binDir() + "/helm", "template", "tenant", IPU_SOURCE_DIR "/deploy/helm/ipu-operator",
+           "--show-only", "templates/rbac.yaml", "--kube-version", server, "--set", "vipuSim.enabled=true"},
+          RunOptions{.extraEnv = {"HELM_CACHE_HOME=" + cluster.dir() + "/helm/cache",
+                                  "HELM_CONFIG_HOME=" + cluster.dir() + "/helm/config",
+                                  "HELM_DATA_HOME=" + cluster.dir() + "/helm/data"}});
+  EXPECT_TRUE(rendered.ok()) << rendered.describe();
+  if (!rendered.ok()) return -1;
+  int applied = 0;
+  for (const nlohmann::json& object : yamlDocumentsToJson(rendered.out)) {
+    const std::string name = object.value("metadata", nlohmann::json::object()).value("name", "");
+    if (!wanted(object.value("kind", ""), name)) continue;
+    const auto created = cluster.kubectl({"apply", "-f", "-"}, RunOptions{.input = object.dump()});
+    EXPECT_TRUE(created.ok()) << created.describe();
+    if (!created.ok()) return -1;
+    ++applied;
+  }
+  return applied;
+}
+
 // kubectl as `user` (impersonated by the admin's kubeconfig: what the API server authorizes is the user's).
 inline RunResult asUser(const TestCluster& cluster, const std::string& user, const std::string& ns,
                         std::vector<std::string> args, const RunOptions& options = {}) {

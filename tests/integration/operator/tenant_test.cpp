@@ -29,27 +29,12 @@ class TenantTest : public OperatorTest {
   // The chart's -edit and -view ClusterRoles (aggregated into edit and view), as `helm install` creates them
   // (applied again by every test: the same objects each time).
   static void installTenantRoles() {
-    const TestCluster& cluster = TestCluster::get();
-    const auto version = cluster.kubectl({"version", "-o", "json"});
-    ASSERT_TRUE(version.ok()) << version.describe();
-    const std::string server = Json::parse(version.out)["serverVersion"].value("gitVersion", "");
-    const auto rendered =
-        run({cluster.binDir() + "/helm", "template", "tenant", IPU_SOURCE_DIR "/deploy/helm/ipu-operator",
-             "--show-only", "templates/rbac.yaml", "--kube-version", server, "--set", "vipuSim.enabled=true"},
-            RunOptions{.extraEnv = {"HELM_CACHE_HOME=" + cluster.dir() + "/helm/cache",
-                                    "HELM_CONFIG_HOME=" + cluster.dir() + "/helm/config",
-                                    "HELM_DATA_HOME=" + cluster.dir() + "/helm/data"}});
-    ASSERT_TRUE(rendered.ok()) << rendered.describe();
-    int applied = 0;
-    for (const Json& object : yamlDocumentsToJson(rendered.out)) {
-      const std::string name = object.value("metadata", Json::object()).value("name", "");
-      if (object.value("kind", "") != "ClusterRole" || !(name.ends_with("-edit") || name.ends_with("-view")))
-        continue;
-      const auto created = cluster.kubectl({"apply", "-f", "-"}, RunOptions{.input = object.dump()});
-      ASSERT_TRUE(created.ok()) << created.describe();
-      ++applied;
-    }
-    ASSERT_EQ(applied, 2) << rendered.out;
+    ASSERT_EQ(applyChartRbac(TestCluster::get(),
+                             [](const std::string& kind, const std::string& name) {
+                               return kind == "ClusterRole" &&
+                                      (name.ends_with("-edit") || name.ends_with("-view"));
+                             }),
+              2);
   }
 
   // Creates the job as the tenant: empty when the API server refused it (its words in `refusal`).

@@ -291,6 +291,7 @@ TEST(OperatorUsageTest, NamesEveryFlagWithItsDefaultAndEnvironmentVariable) {
       {"vipu-tls", "(default false)"},
       {"orphan-sweep-interval-seconds", "(default 300)"},
       {"orphan-sweep-dry-run", "(default false)"},
+      {"pod-map-interval-seconds", "(default 5)"},
       {"pod-start-timeout-seconds", "(default 600)"},
       {"pod-deletion-timeout-seconds", "(default 120)"},
       {"interactive-ttl-seconds", "(default 14400)"},

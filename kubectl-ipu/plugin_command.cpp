@@ -1,0 +1,299 @@
+#include "kubectl-ipu/plugin_command.h"
+
+#include <ostream>
+
+#include <unistd.h>
+
+#include "api/ipupod.h"
+#include "api/resources.h"
+#include "common/json_access.h"
+#include "kubectl-ipu/pod_map_view.h"
+#include "kubectl-ipu/quota_report.h"
+#include "kubectl-ipu/terminal_map.h"
+#include "kubectl-ipu/top_report.h"
+
+#ifndef IPU_OPERATOR_VERSION
+#define IPU_OPERATOR_VERSION "unknown"
+#endif
+
+namespace ipu::kubectl_ipu {
+namespace {
+
+constexpr const char* kUsage = R"(kubectl ipu: the IPUs of this cluster, for the people who use them.
+
+Usage: kubectl ipu <command> [flags]
+
+Commands:
+  status    each V-IPU controller's IPU-POD: every IPU free or marked by the job holding it
+  quota     each namespace's IPU use against its IPUQuota, and the jobs waiting for admission
+  top       who holds IPUs now, per namespace and per job, and for how long
+  version   the release of this plugin
+  help      this text
+
+Flags:
+  -n, --namespace NS     the namespace (default: the context's)
+  -A, --all-namespaces   quota, top: every namespace you may list
+      --controller NAME  status: only this V-IPU controller
+  -o, --output FORMAT    text (default) or json
+      --color WHEN       auto (default: on a terminal, unless NO_COLOR is set), always or never
+      --kubeconfig PATH  the kubeconfig (default: $KUBECONFIG, then ~/.kube/config)
+      --context NAME     the kubeconfig context (default: its current context)
+  -h, --help             this text
+
+Jobs are named only where you may list IPUJobs; elsewhere "another namespace".
+Exit codes: 0 done, 1 the cluster could not be read, 2 a wrong command line.
+)";
+
+struct Options {
+  std::string command;
+  std::string ns;
+  bool allNamespaces = false;
+  std::string controller;
+  std::string output = "text";
+  std::string color = "auto";
+  std::string kubeconfig;
+  std::string context;
+  bool help = false;
+};
+
+Result<Options> parseArgs(const std::vector<std::string>& args) {
+  Options options;
+  auto usage = [](const std::string& message) { return makeError(ErrorCode::kInvalidArgument, message); };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i];
+    std::string value;
+    bool inlineValue = false;
+    if (arg.starts_with("--") && arg.find('=') != std::string::npos) {
+      value = arg.substr(arg.find('=') + 1);
+      arg = arg.substr(0, arg.find('='));
+      inlineValue = true;
+    }
+    auto next = [&](std::string& into) -> Status {
+      if (inlineValue) {
+        into = value;
+        return {};
+      }
+      if (i + 1 >= args.size()) return usage(arg + " needs a value");
+      into = args[++i];
+      return {};
+    };
+    Status taken;
+    if (arg == "-h" || arg == "--help") {
+      options.help = true;
+    } else if (arg == "-A" || arg == "--all-namespaces") {
+      options.allNamespaces = true;
+    } else if (arg == "-n" || arg == "--namespace") {
+      taken = next(options.ns);
+    } else if (arg == "--controller") {
+      taken = next(options.controller);
+    } else if (arg == "-o" || arg == "--output") {
+      taken = next(options.output);
+    } else if (arg == "--color") {
+      taken = next(options.color);
+    } else if (arg == "--kubeconfig") {
+      taken = next(options.kubeconfig);
+    } else if (arg == "--context") {
+      taken = next(options.context);
+    } else if (arg.starts_with("-")) {
+      return usage("unknown flag " + arg);
+    } else if (options.command.empty()) {
+      options.command = arg;
+    } else {
+      return usage("unexpected argument '" + arg + "'");
+    }
+    if (!taken) return taken.error();
+  }
+  if (options.output != "text" && options.output != "json") {
+    return usage("--output must be text or json, not '" + options.output + "'");
+  }
+  if (options.color != "auto" && options.color != "always" && options.color != "never") {
+    return usage("--color must be auto, always or never, not '" + options.color + "'");
+  }
+  return options;
+}
+
+// The IPUJobs the user may list: every namespace when allowed, else the namespace asked for.
+struct JobListing {
+  std::vector<Json> jobs;
+  bool allNamespaces = false;
+};
+
+Result<JobListing> listJobs(kube::RestClient& client, const std::string& ns, bool preferAll) {
+  if (preferAll) {
+    auto all = client.listAll(api::ipuJobResource(), "");
+    if (all) return JobListing{member(*all, "items").get<std::vector<Json>>(), true};
+    if (all.error().code != ErrorCode::kPermissionDenied) return all.error();
+  }
+  auto own = client.listAll(api::ipuJobResource(), ns);
+  if (own) return JobListing{member(*own, "items").get<std::vector<Json>>(), false};
+  if (own.error().code == ErrorCode::kPermissionDenied) return JobListing{};
+  return own.error();
+}
+
+VisibleJobs visibleJobsOf(const std::vector<Json>& jobs) {
+  VisibleJobs visible;
+  for (const Json& job : jobs) {
+    const Json& metadata = member(job, "metadata");
+    visible[stringMember(metadata, "uid")] = {stringMember(metadata, "namespace"),
+                                              stringMember(metadata, "name")};
+  }
+  return visible;
+}
+
+Result<std::vector<api::IpuPodStatus>> listPods(kube::RestClient& client, const std::string& controller) {
+  auto listed = client.listAll(api::ipuPodResource(), "");
+  if (!listed) {
+    if (listed.error().code == ErrorCode::kNotFound) {
+      return makeError(ErrorCode::kNotFound,
+                       "this cluster serves no IPUPods: is ipu-operator installed (with its CRDs)?");
+    }
+    return listed.error();
+  }
+  std::vector<api::IpuPodStatus> pods;
+  for (const Json& pod : member(*listed, "items")) {
+    api::IpuPodStatus status = api::parseIpuPodStatus(member(pod, "status"));
+    if (status.controller.empty()) status.controller = stringMember(member(pod, "metadata"), "name");
+    if (!controller.empty() && status.controller != controller) continue;
+    pods.push_back(std::move(status));
+  }
+  return pods;
+}
+
+Json mapJson(const PodMapView& view, Clock::WallTime now) {
+  Json json = api::toJson(view.status);
+  json["holders"] = Json::array();
+  for (const MapHolder& holder : view.holders) {
+    Json entry{{"mark", std::string(1, holder.mark)},
+               {"kind", holder.kind},
+               {"label", holder.label},
+               {"ipuCount", holder.ipuCount},
+               {"partitions", holder.partitions}};
+    entry["job"] = holder.job ? Json{{"namespace", holder.job->ns}, {"name", holder.job->name}} : Json();
+    if (holder.since) {
+      entry["heldSeconds"] = std::chrono::duration_cast<std::chrono::seconds>(now - *holder.since).count();
+    }
+    json["holders"].push_back(entry);
+  }
+  for (std::size_t i = 0; i < view.status.holders.size() && i < json["holders"].size(); ++i) {
+    json["holders"][i]["ipus"] = view.status.holders[i].ipus;
+  }
+  return json;
+}
+
+int fail(Terminal& terminal, const std::string& what, const Error& error) {
+  terminal.err << "error: " << what << ": " << error.message << '\n';
+  return kExitFailed;
+}
+
+int status(const Options& options, Connection& connection, Terminal& terminal, bool color) {
+  auto pods = listPods(*connection.client, options.controller);
+  if (!pods) return fail(terminal, "reading the IPU-POD maps", pods.error());
+  auto jobs = listJobs(*connection.client, connection.ns, true);
+  if (!jobs) return fail(terminal, "reading IPUJobs", jobs.error());
+  const VisibleJobs visible = visibleJobsOf(jobs->jobs);
+  if (pods->empty()) {
+    if (options.output == "json") {
+      terminal.out << Json{{"controllers", Json::array()}}.dump(2) << '\n';
+      return kExitOk;
+    }
+    terminal.out << (options.controller.empty()
+                         ? "No IPU-POD maps published yet (is the operator running?).\n"
+                         : "No IPU-POD map for the controller " + options.controller + ".\n");
+    return options.controller.empty() ? kExitOk : kExitFailed;
+  }
+  Json json{{"controllers", Json::array()}};
+  bool first = true;
+  for (const api::IpuPodStatus& pod : *pods) {
+    const PodMapView view = podMapViewOf(pod, visible);
+    if (options.output == "json") {
+      json["controllers"].push_back(mapJson(view, terminal.now));
+      continue;
+    }
+    if (!first) terminal.out << '\n';
+    first = false;
+    terminal.out << renderPodMap(view, {terminal.width, color, terminal.now});
+  }
+  if (options.output == "json") terminal.out << json.dump(2) << '\n';
+  return kExitOk;
+}
+
+int quota(const Options& options, Connection& connection, Terminal& terminal) {
+  const std::string ns = options.allNamespaces ? "" : connection.ns;
+  auto quotas = connection.client->listAll(api::ipuQuotaResource(), ns);
+  if (!quotas) return fail(terminal, "reading IPUQuotas", quotas.error());
+  auto jobs = connection.client->listAll(api::ipuJobResource(), ns);
+  if (!jobs) return fail(terminal, "reading IPUJobs", jobs.error());
+  const QuotaReport report = quotaReportOf(member(*quotas, "items").get<std::vector<Json>>(),
+                                           member(*jobs, "items").get<std::vector<Json>>());
+  if (options.output == "json") {
+    terminal.out << toJson(report).dump(2) << '\n';
+  } else {
+    terminal.out << renderQuotaReport(report, terminal.width);
+  }
+  return kExitOk;
+}
+
+int top(const Options& options, Connection& connection, Terminal& terminal) {
+  auto pods = listPods(*connection.client, "");
+  if (!pods) return fail(terminal, "reading the IPU-POD maps", pods.error());
+  // The jobs shown: this namespace's, or with -A every namespace's (refused, as `kubectl get -A` is, to a
+  // user who may not list them all).
+  Result<JobListing> jobs = JobListing{};
+  if (options.allNamespaces) {
+    auto all = connection.client->listAll(api::ipuJobResource(), "");
+    if (!all) return fail(terminal, "reading IPUJobs in every namespace", all.error());
+    jobs = JobListing{member(*all, "items").get<std::vector<Json>>(), true};
+  } else {
+    jobs = listJobs(*connection.client, connection.ns, false);
+    if (!jobs) return fail(terminal, "reading IPUJobs", jobs.error());
+  }
+  // IPUs of jobs not shown are counted under "(other namespaces)", named or not.
+  const VisibleJobs visible = visibleJobsOf(jobs->jobs);
+  const TopReport report = topReportOf(jobs->jobs, *pods, visible);
+  if (options.output == "json") {
+    terminal.out << toJson(report, terminal.now).dump(2) << '\n';
+  } else {
+    terminal.out << renderTopReport(report, terminal.width, terminal.now);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+std::string pluginVersion() {
+  return IPU_OPERATOR_VERSION;
+}
+
+int runPlugin(const std::vector<std::string>& args, Terminal& terminal, const Connect& connect) {
+  auto options = parseArgs(args);
+  if (!options) {
+    terminal.err << "error: " << options.error().message << "\nSee 'kubectl ipu --help'.\n";
+    return kExitUsage;
+  }
+  if (options->help || options->command.empty() || options->command == "help") {
+    (options->command.empty() && !options->help ? terminal.err : terminal.out) << kUsage;
+    return options->command.empty() && !options->help ? kExitUsage : kExitOk;
+  }
+  if (options->command == "version") {
+    if (options->output == "json") {
+      terminal.out << Json{{"version", pluginVersion()}}.dump() << '\n';
+    } else {
+      terminal.out << "kubectl-ipu " << pluginVersion() << '\n';
+    }
+    return kExitOk;
+  }
+  if (options->command != "status" && options->command != "quota" && options->command != "top") {
+    terminal.err << "error: unknown command '" << options->command << "'\nSee 'kubectl ipu --help'.\n";
+    return kExitUsage;
+  }
+  auto connection = connect(options->kubeconfig, options->context);
+  if (!connection) return fail(terminal, "connecting to the cluster", connection.error());
+  if (!options->ns.empty()) connection->ns = options->ns;
+  const bool color =
+      options->color == "always" || (options->color == "auto" && terminal.tty && !terminal.noColor);
+  if (options->command == "status") return status(*options, *connection, terminal, color);
+  if (options->command == "quota") return quota(*options, *connection, terminal);
+  return top(*options, *connection, terminal);
+}
+
+}  // namespace ipu::kubectl_ipu

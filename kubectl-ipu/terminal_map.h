@@ -1,0 +1,24 @@
+#pragma once
+
+#include <string>
+
+#include "common/clock.h"
+#include "kubectl-ipu/pod_map_view.h"
+
+namespace ipu::kubectl_ipu {
+
+struct MapStyle {
+  int width = 80;       // the terminal's columns
+  bool color = false;   // ANSI colours (on a TTY only, and never with NO_COLOR)
+  Clock::WallTime now;  // for "held 1h02m"
+};
+
+// One IPU-POD drawn for a terminal: a header, each ILD as rows of IPU-Machines (a power of two of them per
+// row, as many as the width takes, so rows fall on partition boundaries), one character per IPU, a legend of
+// the marks, and the totals. Pure: golden-tested (tests/unit/kubectl_ipu/).
+std::string renderPodMap(const PodMapView& view, const MapStyle& style);
+
+// "45s", "12m", "1h02m", "3d04h": how long something has been held.
+std::string formatHeldFor(Clock::Duration held);
+
+}  // namespace ipu::kubectl_ipu
