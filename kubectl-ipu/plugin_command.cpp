@@ -1,5 +1,7 @@
 #include "kubectl-ipu/plugin_command.h"
 
+#include <charconv>
+#include <optional>
 #include <ostream>
 
 #include <unistd.h>
@@ -7,6 +9,7 @@
 #include "api/ipupod.h"
 #include "api/resources.h"
 #include "common/json_access.h"
+#include "kubectl-ipu/logs_command.h"
 #include "kubectl-ipu/pod_map_view.h"
 #include "kubectl-ipu/quota_report.h"
 #include "kubectl-ipu/terminal_map.h"
@@ -27,6 +30,7 @@ Commands:
   status    each V-IPU controller's IPU-POD: every IPU free or marked by the job holding it
   quota     each namespace's IPU use against its IPUQuota, and the jobs waiting for admission
   top       who holds IPUs now, per namespace and per job, and for how long
+  logs JOB  every worker's log, each line prefixed by attempt, instance and worker
   version   the release of this plugin
   help      this text
 
@@ -34,6 +38,8 @@ Flags:
   -n, --namespace NS     the namespace (default: the context's)
   -A, --all-namespaces   quota, top: every namespace you may list
       --controller NAME  status: only this V-IPU controller
+  -f, --follow           logs: follow every worker, new attempts too, until the job ends
+      --instance N       logs: only this job instance's workers
   -o, --output FORMAT    text (default) or json
       --color WHEN       auto (default: on a terminal, unless NO_COLOR is set), always or never
       --kubeconfig PATH  the kubeconfig (default: $KUBECONFIG, then ~/.kube/config)
@@ -49,6 +55,9 @@ struct Options {
   std::string ns;
   bool allNamespaces = false;
   std::string controller;
+  std::string job;  // logs
+  bool follow = false;
+  std::optional<int> instance;
   std::string output = "text";
   std::string color = "auto";
   std::string kubeconfig;
@@ -86,6 +95,17 @@ Result<Options> parseArgs(const std::vector<std::string>& args) {
       taken = next(options.ns);
     } else if (arg == "--controller") {
       taken = next(options.controller);
+    } else if (arg == "-f" || arg == "--follow") {
+      options.follow = true;
+    } else if (arg == "--instance") {
+      std::string text;
+      taken = next(text);
+      int number = -1;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+      if (taken && (error != std::errc() || end != text.data() + text.size() || number < 0)) {
+        return usage("--instance must be an instance number (0, 1, ...), not '" + text + "'");
+      }
+      options.instance = number;
     } else if (arg == "-o" || arg == "--output") {
       taken = next(options.output);
     } else if (arg == "--color") {
@@ -98,11 +118,15 @@ Result<Options> parseArgs(const std::vector<std::string>& args) {
       return usage("unknown flag " + arg);
     } else if (options.command.empty()) {
       options.command = arg;
+    } else if (options.command == "logs" && options.job.empty()) {
+      options.job = arg;
     } else {
       return usage("unexpected argument '" + arg + "'");
     }
     if (!taken) return taken.error();
   }
+  if (options.command == "logs" && options.job.empty())
+    return usage("logs needs the job's name: kubectl ipu logs JOB");
   if (options.output != "text" && options.output != "json") {
     return usage("--output must be text or json, not '" + options.output + "'");
   }
@@ -282,7 +306,8 @@ int runPlugin(const std::vector<std::string>& args, Terminal& terminal, const Co
     }
     return kExitOk;
   }
-  if (options->command != "status" && options->command != "quota" && options->command != "top") {
+  if (options->command != "status" && options->command != "quota" && options->command != "top" &&
+      options->command != "logs") {
     terminal.err << "error: unknown command '" << options->command << "'\nSee 'kubectl ipu --help'.\n";
     return kExitUsage;
   }
@@ -293,6 +318,11 @@ int runPlugin(const std::vector<std::string>& args, Terminal& terminal, const Co
       options->color == "always" || (options->color == "auto" && terminal.tty && !terminal.noColor);
   if (options->command == "status") return status(*options, *connection, terminal, color);
   if (options->command == "quota") return quota(*options, *connection, terminal);
+  if (options->command == "logs") {
+    return showJobLogs(*connection->client,
+                       {connection->ns, options->job, options->follow, options->instance}, terminal.out,
+                       terminal.err);
+  }
   return top(*options, *connection, terminal);
 }
 

@@ -286,4 +286,21 @@ Status RestClient::watch(const ResourceRef& resource, const std::string& ns, con
   return {};
 }
 
+Status RestClient::streamLines(const std::string& pathAndQuery,
+                               const std::function<bool(std::string_view)>& onLine, std::stop_token stop) {
+  HttpRequest request = makeRequest("GET", pathAndQuery);
+  request.headers["Accept"] = "text/plain, */*";
+  const std::string what = "GET " + pathAndQuery.substr(0, pathAndQuery.find('?'));
+  if (!throttle_.wait(stop)) return cancelled(what);
+  authorise(request);
+  auto response = transport_->stream(
+      request, [&](const StreamLine& line) { return onLine(line.text); }, stop);
+  if (!response) return response.error();
+  if (response->status < 200 || response->status > 299) {
+    if (response->status == 401) tokens_.invalidate();
+    return errorFromResponse(*response, what);
+  }
+  return {};
+}
+
 }  // namespace ipu::kube

@@ -121,6 +121,12 @@ class RestClient {
   // `stop` (Cancelled), or an error: 410 Gone (as an HTTP status or an ERROR event) comes back as kGone.
   Status watch(const ResourceRef& resource, const std::string& ns, const WatchOptions& options,
                const std::function<bool(WatchEvent&&)>& onEvent, std::stop_token stop = {});
+  // GETs a text body (a pod's log: /api/v1/namespaces/<ns>/pods/<pod>/log?follow=true) and hands each line
+  // to onLine as it arrives, until the body ends (ok), onLine returns false (ok), `stop` (Cancelled) or an
+  // error: a non-2xx answer as its Error, no byte for the transport's idle timeout as DeadlineExceeded. A
+  // line longer than the transport holds arrives cut to its first kOversizedLinePrefix bytes.
+  Status streamLines(const std::string& pathAndQuery, const std::function<bool(std::string_view)>& onLine,
+                     std::stop_token stop = {});
 
  private:
   Result<HttpResponse> execute(HttpRequest request, bool idempotent, std::stop_token stop);
