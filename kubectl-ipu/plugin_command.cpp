@@ -14,6 +14,7 @@
 #include "kubectl-ipu/quota_report.h"
 #include "kubectl-ipu/terminal_map.h"
 #include "kubectl-ipu/top_report.h"
+#include "kubectl-ipu/why_report.h"
 
 #ifndef IPU_OPERATOR_VERSION
 #define IPU_OPERATOR_VERSION "unknown"
@@ -30,6 +31,7 @@ Commands:
   status    each V-IPU controller's IPU-POD: every IPU free or marked by the job holding it
   quota     each namespace's IPU use against its IPUQuota, and the jobs waiting for admission
   top       who holds IPUs now, per namespace and per job, and for how long
+  why JOB   where the job is, what it needs, what is free, what holds it back and what would let it run
   logs JOB  every worker's log, each line prefixed by attempt, instance and worker
   version   the release of this plugin
   help      this text
@@ -118,7 +120,7 @@ Result<Options> parseArgs(const std::vector<std::string>& args) {
       return usage("unknown flag " + arg);
     } else if (options.command.empty()) {
       options.command = arg;
-    } else if (options.command == "logs" && options.job.empty()) {
+    } else if ((options.command == "logs" || options.command == "why") && options.job.empty()) {
       options.job = arg;
     } else {
       return usage("unexpected argument '" + arg + "'");
@@ -136,6 +138,12 @@ Result<Options> parseArgs(const std::vector<std::string>& args) {
   return options;
 }
 
+// A list's items ([] when the answer has none).
+std::vector<Json> itemsOf(const Json& list) {
+  const Json& items = member(list, "items");
+  return items.is_array() ? items.get<std::vector<Json>>() : std::vector<Json>{};
+}
+
 // The IPUJobs the user may list: every namespace when allowed, else the namespace asked for.
 struct JobListing {
   std::vector<Json> jobs;
@@ -145,11 +153,11 @@ struct JobListing {
 Result<JobListing> listJobs(kube::RestClient& client, const std::string& ns, bool preferAll) {
   if (preferAll) {
     auto all = client.listAll(api::ipuJobResource(), "");
-    if (all) return JobListing{member(*all, "items").get<std::vector<Json>>(), true};
+    if (all) return JobListing{itemsOf(*all), true};
     if (all.error().code != ErrorCode::kPermissionDenied) return all.error();
   }
   auto own = client.listAll(api::ipuJobResource(), ns);
-  if (own) return JobListing{member(*own, "items").get<std::vector<Json>>(), false};
+  if (own) return JobListing{itemsOf(*own), false};
   if (own.error().code == ErrorCode::kPermissionDenied) return JobListing{};
   return own.error();
 }
@@ -247,8 +255,7 @@ int quota(const Options& options, Connection& connection, Terminal& terminal) {
   if (!quotas) return fail(terminal, "reading IPUQuotas", quotas.error());
   auto jobs = connection.client->listAll(api::ipuJobResource(), ns);
   if (!jobs) return fail(terminal, "reading IPUJobs", jobs.error());
-  const QuotaReport report = quotaReportOf(member(*quotas, "items").get<std::vector<Json>>(),
-                                           member(*jobs, "items").get<std::vector<Json>>());
+  const QuotaReport report = quotaReportOf(itemsOf(*quotas), itemsOf(*jobs));
   if (options.output == "json") {
     terminal.out << toJson(report).dump(2) << '\n';
   } else {
@@ -266,7 +273,7 @@ int top(const Options& options, Connection& connection, Terminal& terminal) {
   if (options.allNamespaces) {
     auto all = connection.client->listAll(api::ipuJobResource(), "");
     if (!all) return fail(terminal, "reading IPUJobs in every namespace", all.error());
-    jobs = JobListing{member(*all, "items").get<std::vector<Json>>(), true};
+    jobs = JobListing{itemsOf(*all), true};
   } else {
     jobs = listJobs(*connection.client, connection.ns, false);
     if (!jobs) return fail(terminal, "reading IPUJobs", jobs.error());
@@ -278,6 +285,24 @@ int top(const Options& options, Connection& connection, Terminal& terminal) {
     terminal.out << toJson(report, terminal.now).dump(2) << '\n';
   } else {
     terminal.out << renderTopReport(report, terminal.width, terminal.now);
+  }
+  return kExitOk;
+}
+
+int why(const Options& options, Connection& connection, Terminal& terminal) {
+  auto job = connection.client->get(api::ipuJobResource(), connection.ns, options.job);
+  if (!job) return fail(terminal, "IPUJob " + connection.ns + "/" + options.job, job.error());
+  auto pods = listPods(*connection.client, "");
+  if (!pods) return fail(terminal, "reading the IPU-POD maps", pods.error());
+  auto quotas = connection.client->listAll(api::ipuQuotaResource(), connection.ns);
+  if (!quotas) return fail(terminal, "reading IPUQuotas", quotas.error());
+  auto jobs = listJobs(*connection.client, connection.ns, true);
+  if (!jobs) return fail(terminal, "reading IPUJobs", jobs.error());
+  const WhyReport report = whyOf(*job, *pods, itemsOf(*quotas), jobs->jobs, terminal.now);
+  if (options.output == "json") {
+    terminal.out << toJson(report).dump(2) << '\n';
+  } else {
+    terminal.out << renderWhy(report);
   }
   return kExitOk;
 }
@@ -307,7 +332,7 @@ int runPlugin(const std::vector<std::string>& args, Terminal& terminal, const Co
     return kExitOk;
   }
   if (options->command != "status" && options->command != "quota" && options->command != "top" &&
-      options->command != "logs") {
+      options->command != "logs" && options->command != "why") {
     terminal.err << "error: unknown command '" << options->command << "'\nSee 'kubectl ipu --help'.\n";
     return kExitUsage;
   }
@@ -318,6 +343,7 @@ int runPlugin(const std::vector<std::string>& args, Terminal& terminal, const Co
       options->color == "always" || (options->color == "auto" && terminal.tty && !terminal.noColor);
   if (options->command == "status") return status(*options, *connection, terminal, color);
   if (options->command == "quota") return quota(*options, *connection, terminal);
+  if (options->command == "why") return why(*options, *connection, terminal);
   if (options->command == "logs") {
     return showJobLogs(*connection->client,
                        {connection->ns, options->job, options->follow, options->instance}, terminal.out,

@@ -33,7 +33,7 @@ struct Terminal {
   Clock::WallTime now;
 };
 
-// kubectl ipu <command> [flags]: status, quota, top, logs, version, help.
+// kubectl ipu <command> [flags]: status, quota, top, why, logs, version, help.
 int runPlugin(const std::vector<std::string>& args, Terminal& terminal, const Connect& connect);
 
 // The release this build is ("0.1.0"), as `kubectl ipu version` prints it.

@@ -32,10 +32,13 @@ class KubectlIpuTest : public OperatorTest {
     ASSERT_TRUE(cluster().kubectl({"create", "namespace", otherNs_}).ok());
     makeTenantKubeconfig();
     if (HasFatalFailure()) return;
-    // The plugin as a user installs it: the one file, copied onto PATH.
-    pluginDir_ = directory_ + "/plugins";
-    fs::create_directories(pluginDir_);
-    fs::copy_file(IPU_KUBECTL_IPU_BINARY, pluginDir_ + "/kubectl-ipu");
+    // The plugin as a user installs it: the tarball extracted into a prefix of its own, whose bin/ is on
+    // PATH.
+    const std::string prefix = directory_ + "/plugin-prefix";
+    fs::create_directories(prefix);
+    const auto extracted = run({"tar", "-xzf", IPU_KUBECTL_IPU_TARBALL, "-C", prefix});
+    ASSERT_TRUE(extracted.ok()) << extracted.describe();
+    pluginDir_ = prefix + "/bin";
   }
 
   void TearDown() override {
@@ -191,6 +194,24 @@ TEST_F(KubectlIpuTest, ATenantSeesWhatIsFreeWhoHoldsItAndItsQuotaWithOtherNamesp
   EXPECT_TRUE(std::regex_search(quota.out, std::regex("\n" + ns() + " +waiting +4 +[0-9]+ +QuotaExceeded ")))
       << quota.out;
 
+  // why: the waiting job's quota holds it back; the running one holds its partition.
+  const RunResult why = asTenant({"why", "waiting"});
+  ASSERT_TRUE(why.ok()) << why.describe();
+  std::cout << "$ kubectl ipu why waiting\n" << why.out;
+  EXPECT_NE(why.out.find(ns() + "/waiting: Queued (QuotaExceeded)"), std::string::npos) << why.out;
+  EXPECT_NE(why.out.find("needs    1 x 4 IPUs (4), on any V-IPU controller"), std::string::npos) << why.out;
+  EXPECT_NE(why.out.find("free     pod64: 52 of 64 IPUs"), std::string::npos) << why.out;
+  EXPECT_NE(why.out.find("holds it back: the job needs 4 IPUs and 0 are left under maxIPUs 4"),
+            std::string::npos)
+      << why.out;
+  EXPECT_NE(why.out.find("to run   the namespace's running jobs give back IPUs (IPUQuota team)"),
+            std::string::npos)
+      << why.out;
+  const RunResult running = asTenant({"why", "mine", "-o", "json"});
+  ASSERT_TRUE(running.ok()) << running.describe();
+  EXPECT_EQ(Json::parse(running.out)["holds"].size(), 1u) << running.out;
+  EXPECT_EQ(asTenant({"why", "nosuchjob"}).exitCode, 1);
+
   // The maps are the operator's: the tenant reads them and cannot change them.
   EXPECT_EQ(tenantKubectl({"auth", "can-i", "list", "ipupods.graphcore.ai"}).out, "yes\n");
   for (const char* verb : {"patch", "delete", "create"}) {
@@ -201,6 +222,26 @@ TEST_F(KubectlIpuTest, ATenantSeesWhatIsFreeWhoHoldsItAndItsQuotaWithOtherNamesp
   // Scripts: a wrong command line exits 2, an unreadable cluster 1.
   EXPECT_EQ(asTenant({"stauts"}).exitCode, 2);
   EXPECT_EQ(plugin({"status"}, directory_ + "/no-such-kubeconfig").exitCode, 1);
+}
+
+TEST_F(KubectlIpuTest, TheExtractedPluginLoadsItsOwnLibrariesButTheCLibrary) {
+  const RunResult linked = run({"ldd", pluginDir_ + "/kubectl-ipu"});
+  ASSERT_TRUE(linked.ok()) << linked.describe();
+  const std::string own = fs::canonical(pluginDir_ + "/../lib/kubectl-ipu").string() + "/";
+  int carried = 0;
+  std::istringstream lines(linked.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch match;
+    if (!std::regex_search(line, match, std::regex(R"(^\s*(\S+) => (\S+))"))) continue;
+    const std::string name = match[1], path = match[2];
+    if (std::regex_search(name, std::regex(R"(^(libc|libm|libpthread|libdl|librt)\.so)"))) continue;
+    EXPECT_EQ(fs::weakly_canonical(path).string().rfind(own, 0), 0u) << name << " is loaded from " << path;
+    ++carried;
+  }
+  EXPECT_GE(carried, 5) << linked.out;  // cpprest, ssl, crypto, yaml-cpp, libstdc++ at least
+  const RunResult version = plugin({"version"}, cluster().kubeconfig());
+  ASSERT_TRUE(version.ok()) << version.describe();
+  EXPECT_EQ(version.out.rfind("kubectl-ipu ", 0), 0u) << version.out;
 }
 
 TEST_F(KubectlIpuTest, TheMapFollowsJobsAndIsWrittenOnlyWhenItChanges) {

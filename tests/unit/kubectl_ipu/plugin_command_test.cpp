@@ -51,7 +51,7 @@ class PluginCommandTest : public ::testing::Test {
 TEST_F(PluginCommandTest, HelpListsEveryCommandAndVersionNamesTheRelease) {
   const Outcome help = run({"--help"});
   EXPECT_EQ(help.code, kExitOk);
-  for (const char* command : {"status", "quota", "top", "logs", "version", "help"}) {
+  for (const char* command : {"status", "quota", "top", "why", "logs", "version", "help"}) {
     EXPECT_NE(help.out.find("\n  " + std::string(command) + " "), std::string::npos) << command;
   }
   EXPECT_EQ(run({"version"}).out, "kubectl-ipu " + pluginVersion() + "\n");
