@@ -162,16 +162,6 @@ Result<JobListing> listJobs(kube::RestClient& client, const std::string& ns, boo
   return own.error();
 }
 
-VisibleJobs visibleJobsOf(const std::vector<Json>& jobs) {
-  VisibleJobs visible;
-  for (const Json& job : jobs) {
-    const Json& metadata = member(job, "metadata");
-    visible[stringMember(metadata, "uid")] = {stringMember(metadata, "namespace"),
-                                              stringMember(metadata, "name")};
-  }
-  return visible;
-}
-
 Result<std::vector<api::IpuPodStatus>> listPods(kube::RestClient& client, const std::string& controller) {
   auto listed = client.listAll(api::ipuPodResource(), "");
   if (!listed) {

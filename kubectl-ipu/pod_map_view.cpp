@@ -1,5 +1,6 @@
 #include "kubectl-ipu/pod_map_view.h"
 
+#include "common/json_access.h"
 #include "common/time_format.h"
 
 namespace ipu::kubectl_ipu {
@@ -35,6 +36,16 @@ MapHolder holderOf(const api::IpuPodHolder& published, const VisibleJobs& visibl
 }
 
 }  // namespace
+
+VisibleJobs visibleJobsOf(const std::vector<nlohmann::json>& jobs) {
+  VisibleJobs visible;
+  for (const nlohmann::json& job : jobs) {
+    const nlohmann::json& metadata = member(job, "metadata");
+    visible[stringMember(metadata, "uid")] = {stringMember(metadata, "namespace"),
+                                              stringMember(metadata, "name")};
+  }
+  return visible;
+}
 
 PodMapView podMapViewOf(const api::IpuPodStatus& status, const VisibleJobs& visible) {
   PodMapView view;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "api/ipupod.h"
 #include "common/clock.h"
 
@@ -17,6 +19,9 @@ struct VisibleJob {
   std::string name;
 };
 using VisibleJobs = std::map<std::string, VisibleJob>;  // by metadata.uid
+
+// The IPUJobs a list gave the user (as the API server returned them), by uid.
+VisibleJobs visibleJobsOf(const std::vector<nlohmann::json>& jobs);
 
 // One mark of the map and what it stands for.
 struct MapHolder {

@@ -13,11 +13,6 @@
 namespace ipu::kubectl_ipu {
 namespace {
 
-std::int64_t count(const Json& status, const char* field) {
-  const Json& value = member(status, field);
-  return value.is_number_integer() ? value.get<std::int64_t>() : 0;
-}
-
 int requestedIpus(const Json& job) {
   auto spec = api::parseIpuJobSpec(member(job, "spec"));
   return spec ? spec->jobInstances * spec->ipusPerJobInstance : 0;
@@ -29,16 +24,16 @@ QuotaReport quotaReportOf(const std::vector<Json>& quotas, const std::vector<Jso
   QuotaReport report;
   for (const Json& object : quotas) {
     const Json& metadata = member(object, "metadata");
-    const Json& status = member(object, "status");
     QuotaRow row{stringMember(metadata, "namespace"), stringMember(metadata, "name")};
     if (auto spec = api::parseIpuQuotaSpec(member(object, "spec"))) {
       row.maxIpus = spec->maxIpus;
       row.maxJobs = spec->maxJobs;
     }
-    row.usedIpus = count(status, "usedIPUs");
-    row.reservedIpus = count(status, "reservedIPUs");
-    row.admittedJobs = count(status, "admittedJobs");
-    row.waitingJobs = count(status, "waitingJobs");
+    const api::IpuQuotaStatus counts = api::parseIpuQuotaStatus(member(object, "status"));
+    row.usedIpus = counts.usedIpus;
+    row.reservedIpus = counts.reservedIpus;
+    row.admittedJobs = counts.admittedJobs;
+    row.waitingJobs = counts.waitingJobs;
     report.quotas.push_back(std::move(row));
   }
   std::sort(report.quotas.begin(), report.quotas.end(), [](const QuotaRow& a, const QuotaRow& b) {

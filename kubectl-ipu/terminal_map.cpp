@@ -29,10 +29,6 @@ char markOf(const PodMapView& view, int holder) {
   return holder < 0 ? kFreeMark : view.holders[static_cast<std::size_t>(holder)].mark;
 }
 
-std::string plural(int count, const char* one, const char* many) {
-  return std::to_string(count) + " " + (count == 1 ? one : many);
-}
-
 // The columns of a row of k IPU-Machines: 4 characters each, one space between, one more between groups of
 // four.
 int rowWidth(int machines, int ipusPerMachine) {
@@ -119,6 +115,10 @@ void drawLegend(std::ostringstream& out, const PodMapView& view, const MapStyle&
 }
 
 }  // namespace
+
+std::string plural(std::int64_t count, std::string_view one, std::string_view many) {
+  return std::to_string(count) + " " + std::string(count == 1 ? one : many);
+}
 
 std::string formatHeldFor(Clock::Duration held) {
   using std::chrono::duration_cast;

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "common/clock.h"
 #include "kubectl-ipu/pod_map_view.h"
@@ -20,5 +22,7 @@ std::string renderPodMap(const PodMapView& view, const MapStyle& style);
 
 // "45s", "12m", "1h02m", "3d04h": how long something has been held.
 std::string formatHeldFor(Clock::Duration held);
+// "1 IPU", "4 IPUs": the count with the word for it.
+std::string plural(std::int64_t count, std::string_view one, std::string_view many);
 
 }  // namespace ipu::kubectl_ipu

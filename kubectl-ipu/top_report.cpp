@@ -25,9 +25,7 @@ TopReport topReportOf(const std::vector<Json>& jobs, const std::vector<api::IpuP
     JobUse use{stringMember(metadata, "namespace"), stringMember(metadata, "name"), status.phase};
     for (const api::PartitionRecord& record : held) use.ipus += record.size;
     use.partitions = static_cast<int>(held.size());
-    if (const api::Condition* admitted = status.condition("Admitted"); admitted && admitted->isTrue()) {
-      use.since = parseTime(admitted->lastTransitionTime);
-    }
+    use.since = parseTime(status.admittedAt());
     NamespaceUse& ns = namespaces[use.ns];
     ns.ns = use.ns;
     ns.ipus += use.ipus;

@@ -17,15 +17,6 @@
 namespace ipu::kubectl_ipu {
 namespace {
 
-std::int64_t count(const Json& status, const char* field) {
-  const Json& value = member(status, field);
-  return value.is_number_integer() ? value.get<std::int64_t>() : 0;
-}
-
-std::string plural(std::int64_t n, const std::string& one, const std::string& many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
-
 // A listable job's deadline: status.startTime + spec.activeDeadlineSeconds.
 struct Deadline {
   std::int64_t seconds = 0;
@@ -105,9 +96,9 @@ ControllerFit fitOn(const api::IpuPodStatus& pod, const WhyReport& report, const
 QuotaCheck checkQuota(const Json& quota, const WhyReport& report, bool holdsIpus) {
   QuotaCheck check;
   check.name = stringMember(member(quota, "metadata"), "name");
-  const Json& status = member(quota, "status");
-  check.heldIpus = count(status, "usedIPUs") + count(status, "reservedIPUs");
-  check.admittedJobs = count(status, "admittedJobs");
+  const api::IpuQuotaStatus counts = api::parseIpuQuotaStatus(member(quota, "status"));
+  check.heldIpus = counts.usedIpus + counts.reservedIpus;
+  check.admittedJobs = counts.admittedJobs;
   auto spec = api::parseIpuQuotaSpec(member(quota, "spec"));
   if (!spec) {
     check.blocks.push_back(
@@ -254,14 +245,7 @@ WhyReport whyOf(const Json& job, const std::vector<api::IpuPodStatus>& pods, con
   const bool waiting =
       report.held.empty() && !api::isTerminalPhase(report.phase) && report.phase != "Suspended";
   if (!waiting) return report;
-  const VisibleJobs visible = [&] {
-    VisibleJobs byUid;
-    for (const Json& other : visibleJobs) {
-      const Json& m = member(other, "metadata");
-      byUid[stringMember(m, "uid")] = {stringMember(m, "namespace"), stringMember(m, "name")};
-    }
-    return byUid;
-  }();
+  const VisibleJobs visible = visibleJobsOf(visibleJobs);
   const auto deadlines = deadlinesByUid(visibleJobs);
   for (const api::IpuPodStatus& pod : pods) {
     if (!report.pinnedController.empty() && pod.controller != report.pinnedController) continue;

@@ -29,11 +29,10 @@ std::map<std::string, JobHold> holdersById(const std::string& controller,
     const api::ObjectIdentity identity = api::identityOf(*job);
     if (identity.uid.empty()) continue;
     const api::IpuJobStatus status = api::parseIpuJobStatus(member(*job, "status"));
-    const api::Condition* admitted = status.condition("Admitted");
     for (const api::PartitionRecord& record : status.heldPartitions()) {
       if (record.controller != controller) continue;
       if (!partitionDerivedForJob(record, identity, prefixes.current, prefixes.legacy)) continue;
-      byId[record.id] = {identity.uid, admitted && admitted->isTrue() ? admitted->lastTransitionTime : ""};
+      byId[record.id] = {identity.uid, status.admittedAt()};
     }
   }
   return byId;

@@ -89,6 +89,11 @@ const Condition* IpuJobStatus::condition(const std::string& type) const {
   return nullptr;
 }
 
+std::string IpuJobStatus::admittedAt() const {
+  const Condition* admitted = condition("Admitted");
+  return admitted && admitted->isTrue() ? admitted->lastTransitionTime : "";
+}
+
 void IpuJobStatus::setCondition(Condition condition, const std::string& now) {
   for (auto& existing : conditions) {
     if (existing.type != condition.type) continue;

@@ -107,6 +107,9 @@ struct IpuJobStatus {
     admittedShape.reset();
   }
   const Condition* condition(const std::string& type) const;
+  // When the job was admitted (RFC 3339): the Admitted condition's last transition while it is True; "" when
+  // it is not admitted.
+  std::string admittedAt() const;
   // Sets the condition of its type; lastTransitionTime changes only when its status flips, so a repeated
   // reconcile writes the same array.
   void setCondition(Condition condition, const std::string& now);

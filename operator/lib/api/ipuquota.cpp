@@ -3,6 +3,8 @@
 #include <limits>
 #include <utility>
 
+#include "common/json_access.h"
+
 namespace ipu::api {
 namespace {
 
@@ -98,6 +100,19 @@ Result<IpuQuota> parseIpuQuota(const Json& object) {
   if (!ledger) return ledger.error();
   quota.admissions = std::move(*ledger);
   return quota;
+}
+
+IpuQuotaStatus parseIpuQuotaStatus(const Json& status) {
+  const auto count = [&status](const char* field) -> std::int64_t {
+    const Json& value = member(status, field);
+    return value.is_number_integer() ? value.get<std::int64_t>() : 0;
+  };
+  IpuQuotaStatus parsed{count("usedIPUs"),     count("reservedIPUs"), count("pendingIPUs"),
+                        count("admittedJobs"), count("waitingJobs"),  std::nullopt};
+  if (const Json& generation = member(status, "observedGeneration"); generation.is_number_integer()) {
+    parsed.observedGeneration = generation.get<std::int64_t>();
+  }
+  return parsed;
 }
 
 Json toJson(const IpuQuotaStatus& status) {

@@ -101,5 +101,8 @@ Result<std::map<std::string, LedgerEntry>> parseLedger(const Json& status);
 
 // status as JSON: every field present (a zero is a fact worth printing), observedGeneration when known.
 Json toJson(const IpuQuotaStatus& status);
+// The counts of status as the API server returns it (toJson's inverse). Lenient: a count absent or of the
+// wrong type reads as 0, as the status of a quota the operator has not counted yet.
+IpuQuotaStatus parseIpuQuotaStatus(const Json& status);
 
 }  // namespace ipu::api

@@ -120,5 +120,15 @@ TEST(IpuQuotaTest, StatusJsonShowsEveryCount) {
   EXPECT_EQ(toJson(IpuQuotaStatus{}).at("usedIPUs"), 0);
 }
 
+TEST(IpuQuotaTest, StatusCountsReadBackAndAbsentOrMistypedOnesAreZero) {
+  const IpuQuotaStatus status{16, 8, 32, 3, 5, 7};
+  EXPECT_EQ(parseIpuQuotaStatus(toJson(status)), status);
+  EXPECT_EQ(parseIpuQuotaStatus(Json()), IpuQuotaStatus{});
+  const IpuQuotaStatus mistyped = parseIpuQuotaStatus(Json{{"usedIPUs", "16"}, {"admittedJobs", 2}});
+  EXPECT_EQ(mistyped.usedIpus, 0);
+  EXPECT_EQ(mistyped.admittedJobs, 2);
+  EXPECT_FALSE(mistyped.observedGeneration);
+}
+
 }  // namespace
 }  // namespace ipu::api
