@@ -76,9 +76,10 @@ class VipuClientSimTest : public ::testing::Test {
 };
 
 TEST_F(VipuClientSimTest, FullLifecycle) {
-  // Long enough that the first partition is still pending after both are created, however slowly a loaded
-  // machine serves the creations (150 ms was once used up by the two CreatePartition calls alone).
-  ASSERT_NO_FATAL_FAILURE(startSim({"--activation-delay-ms", "1500"}));
+  // Long enough that the first partition is still pending after both are created, and still resetting after
+  // the reset, however slowly a loaded machine serves the calls (150 ms was once used up by the two
+  // CreatePartition calls alone, and 100 ms by one ResetPartition saving the state file).
+  ASSERT_NO_FATAL_FAILURE(startSim({"--activation-delay-ms", "1500", "--reset-duration-ms", "1500"}));
   auto vipu = client();
 
   // Discover the topology, plan a gang of two 16-IPU partitions, create them with explicit IPUs.
