@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
                                  isatty(STDOUT_FILENO) != 0,
                                  terminalWidth(),
                                  std::getenv("NO_COLOR") != nullptr && *std::getenv("NO_COLOR") != '\0',
-                                 std::chrono::system_clock::now()};
+                                 std::chrono::system_clock::now(),
+                                 &std::cin};
   const kubectl_ipu::Connect connect = [](const std::string& kubeconfig,
                                           const std::string& context) -> Result<kubectl_ipu::Connection> {
     auto config = kube::loadDefaultConfig(kubeconfig, context);

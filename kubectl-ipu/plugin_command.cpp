@@ -1,14 +1,19 @@
 #include "kubectl-ipu/plugin_command.h"
 
 #include <charconv>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <ostream>
 
 #include <unistd.h>
 
+#include "admission/published_queue.h"
 #include "api/ipupod.h"
 #include "api/resources.h"
+#include "cli/yaml_json.h"
 #include "common/json_access.h"
+#include "kubectl-ipu/fit_report.h"
 #include "kubectl-ipu/logs_command.h"
 #include "kubectl-ipu/pod_map_view.h"
 #include "kubectl-ipu/quota_report.h"
@@ -31,7 +36,10 @@ Commands:
   status    each V-IPU controller's IPU-POD: every IPU free or marked by the job holding it
   quota     each namespace's IPU use against its IPUQuota, and the jobs waiting for admission
   top       who holds IPUs now, per namespace and per job, and for how long
-  why JOB   where the job is, what it needs, what is free, what holds it back and what would let it run
+  why JOB   where the job is, what it needs, what is free, what holds it back, what would let it run
+            and when it starts at the latest
+  fit       before submitting: whether jobs can ever run here and under the quota, would start now, or
+            where they would wait and until when (-f FILE, or --ipus N [--instances M])
   logs JOB  every worker's log, each line prefixed by attempt, instance and worker
   version   the release of this plugin
   help      this text
@@ -41,6 +49,9 @@ Flags:
   -A, --all-namespaces   quota, top: every namespace you may list
       --controller NAME  status: only this V-IPU controller
   -f, --follow           logs: follow every worker, new attempts too, until the job ends
+  -f, --filename FILE    fit: the IPUJobs to fit, one or many YAML documents ("-": standard input)
+      --ipus N           fit: a job of partitions of N IPUs (ipusPerJobInstance)
+      --instances M      fit: with M of them (jobInstances; default 1)
       --instance N       logs: only this job instance's workers
   -o, --output FORMAT    text (default) or json
       --color WHEN       auto (default: on a terminal, unless NO_COLOR is set), always or never
@@ -49,7 +60,8 @@ Flags:
   -h, --help             this text
 
 Jobs are named only where you may list IPUJobs; elsewhere "another namespace".
-Exit codes: 0 done, 1 the cluster could not be read, 2 a wrong command line.
+Exit codes: 0 done, 1 the cluster could not be read, 2 a wrong command line, 3 (fit) a job can never
+run as it is or cannot be read.
 )";
 
 struct Options {
@@ -60,6 +72,8 @@ struct Options {
   std::string job;  // logs
   bool follow = false;
   std::optional<int> instance;
+  std::string filename;                // fit
+  std::optional<int> ipus, instances;  // fit
   std::string output = "text";
   std::string color = "auto";
   std::string kubeconfig;
@@ -97,17 +111,19 @@ Result<Options> parseArgs(const std::vector<std::string>& args) {
       taken = next(options.ns);
     } else if (arg == "--controller") {
       taken = next(options.controller);
+    } else if (arg == "--filename" || (arg == "-f" && options.command == "fit")) {
+      taken = next(options.filename);
     } else if (arg == "-f" || arg == "--follow") {
       options.follow = true;
-    } else if (arg == "--instance") {
+    } else if (arg == "--instance" || arg == "--ipus" || arg == "--instances") {
       std::string text;
       taken = next(text);
       int number = -1;
       const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
       if (taken && (error != std::errc() || end != text.data() + text.size() || number < 0)) {
-        return usage("--instance must be an instance number (0, 1, ...), not '" + text + "'");
+        return usage(arg + " must be a whole number, not '" + text + "'");
       }
-      options.instance = number;
+      (arg == "--instance" ? options.instance : arg == "--ipus" ? options.ipus : options.instances) = number;
     } else if (arg == "-o" || arg == "--output") {
       taken = next(options.output);
     } else if (arg == "--color") {
@@ -129,6 +145,10 @@ Result<Options> parseArgs(const std::vector<std::string>& args) {
   }
   if (options.command == "logs" && options.job.empty())
     return usage("logs needs the job's name: kubectl ipu logs JOB");
+  if (options.command == "fit" && options.filename.empty() == !options.ipus) {
+    return usage("fit needs either -f FILE or --ipus N [--instances M]");
+  }
+  if (options.instances && !options.ipus) return usage("--instances goes with --ipus");
   if (options.output != "text" && options.output != "json") {
     return usage("--output must be text or json, not '" + options.output + "'");
   }
@@ -288,11 +308,80 @@ int why(const Options& options, Connection& connection, Terminal& terminal) {
   if (!quotas) return fail(terminal, "reading IPUQuotas", quotas.error());
   auto jobs = listJobs(*connection.client, connection.ns, true);
   if (!jobs) return fail(terminal, "reading IPUJobs", jobs.error());
-  const WhyReport report = whyOf(*job, *pods, itemsOf(*quotas), jobs->jobs, terminal.now);
+  WhyReport report = whyOf(*job, *pods, itemsOf(*quotas), jobs->jobs, terminal.now);
+  // The start estimate needs the whole queue: from the IPUQueue, when the operator publishes one.
+  if (auto queue = connection.client->get(api::ipuQueueResource(), "", api::kIpuQueueName)) {
+    if (auto inputs = controllers::planInputsFromQueueStatus(member(*queue, "status"))) {
+      report.estimate =
+          publishedEstimateOf(*inputs, stringMember(member(*job, "metadata"), "uid"), terminal.now);
+      report.now = terminal.now;
+    }
+  }
   if (options.output == "json") {
     terminal.out << toJson(report).dump(2) << '\n';
   } else {
     terminal.out << renderWhy(report);
+  }
+  return kExitOk;
+}
+
+Result<std::vector<Json>> readDocuments(const std::string& filename, std::istream* in) {
+  std::string text;
+  if (filename == "-") {
+    if (in == nullptr) return makeError(ErrorCode::kInvalidArgument, "no standard input to read");
+    text.assign(std::istreambuf_iterator<char>(*in), std::istreambuf_iterator<char>());
+  } else {
+    std::ifstream file(filename);
+    if (!file) return makeError(ErrorCode::kNotFound, "cannot open " + filename);
+    text.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+  }
+  return cli::readYamlDocuments(text);
+}
+
+int fit(const Options& options, Connection& connection, Terminal& terminal) {
+  std::vector<FitRequest> requests;
+  if (!options.filename.empty()) {
+    auto documents = readDocuments(options.filename, terminal.in);
+    if (!documents) {
+      terminal.err << "error: " << options.filename << ": " << documents.error().message << '\n';
+      return kExitUsage;
+    }
+    requests = fitRequestsOf(*documents, connection.ns);
+  } else {
+    requests.push_back(fitRequestOf(static_cast<std::uint32_t>(*options.ipus),
+                                    static_cast<std::uint32_t>(options.instances.value_or(1)),
+                                    connection.ns));
+  }
+  auto queue = connection.client->get(api::ipuQueueResource(), "", api::kIpuQueueName);
+  if (!queue) {
+    if (queue.error().code == ErrorCode::kNotFound) {
+      return fail(terminal, "reading the admission queue",
+                  makeError(ErrorCode::kNotFound,
+                            "the operator publishes no IPUQueue: is ipu-operator (with its CRDs) installed, "
+                            "running and at least as new as this plugin?"));
+    }
+    return fail(terminal, "reading the admission queue", queue.error());
+  }
+  auto inputs = controllers::planInputsFromQueueStatus(member(*queue, "status"));
+  if (!inputs) return fail(terminal, "reading the admission queue", inputs.error());
+  OwnNamespace own{connection.ns, {}, std::nullopt};
+  auto jobs = listJobs(*connection.client, connection.ns, false);
+  if (!jobs) return fail(terminal, "reading IPUJobs", jobs.error());
+  for (const Json& job : jobs->jobs) own.jobUids.insert(stringMember(member(job, "metadata"), "uid"));
+  if (auto quotas = connection.client->listAll(api::ipuQuotaResource(), connection.ns)) {
+    own.quotas = itemsOf(*quotas);
+  } else if (quotas.error().code != ErrorCode::kPermissionDenied) {
+    return fail(terminal, "reading IPUQuotas", quotas.error());
+  }
+  const std::vector<FitOutcome> outcomes = fitOf(std::move(*inputs), own, requests, terminal.now);
+  if (options.output == "json") {
+    terminal.out << toJson(outcomes).dump(2) << '\n';
+  } else {
+    terminal.out << renderFit(outcomes, terminal.width, terminal.now);
+  }
+  for (const FitOutcome& outcome : outcomes) {
+    if (outcome.verdict == FitOutcome::Verdict::kNever || outcome.verdict == FitOutcome::Verdict::kInvalid)
+      return kExitNeverFits;
   }
   return kExitOk;
 }
@@ -322,7 +411,7 @@ int runPlugin(const std::vector<std::string>& args, Terminal& terminal, const Co
     return kExitOk;
   }
   if (options->command != "status" && options->command != "quota" && options->command != "top" &&
-      options->command != "logs" && options->command != "why") {
+      options->command != "logs" && options->command != "why" && options->command != "fit") {
     terminal.err << "error: unknown command '" << options->command << "'\nSee 'kubectl ipu --help'.\n";
     return kExitUsage;
   }
@@ -334,6 +423,7 @@ int runPlugin(const std::vector<std::string>& args, Terminal& terminal, const Co
   if (options->command == "status") return status(*options, *connection, terminal, color);
   if (options->command == "quota") return quota(*options, *connection, terminal);
   if (options->command == "why") return why(*options, *connection, terminal);
+  if (options->command == "fit") return fit(*options, *connection, terminal);
   if (options->command == "logs") {
     return showJobLogs(*connection->client,
                        {connection->ns, options->job, options->follow, options->instance}, terminal.out,

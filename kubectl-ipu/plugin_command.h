@@ -16,6 +16,7 @@ namespace ipu::kubectl_ipu {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;  // the cluster could not be read (unreachable, refused, not installed)
 inline constexpr int kExitUsage = 2;   // the command line is wrong
+inline constexpr int kExitNeverFits = 3;  // fit: a job can never run here as it is (or cannot be read)
 
 // Where the commands read the cluster: the kubeconfig (or in-cluster) config, like kubectl.
 struct Connection {
@@ -31,9 +32,10 @@ struct Terminal {
   int width = 80;        // its columns ($COLUMNS or the terminal's; 80 otherwise)
   bool noColor = false;  // $NO_COLOR is set
   Clock::WallTime now;
+  std::istream* in = nullptr;  // standard input, for `fit -f -`
 };
 
-// kubectl ipu <command> [flags]: status, quota, top, why, logs, version, help.
+// kubectl ipu <command> [flags]: status, quota, top, why, fit, logs, version, help.
 int runPlugin(const std::vector<std::string>& args, Terminal& terminal, const Connect& connect);
 
 // The release this build is ("0.1.0"), as `kubectl ipu version` prints it.

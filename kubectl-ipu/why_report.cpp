@@ -10,6 +10,7 @@
 #include "api/job_lifecycle.h"
 #include "common/json_access.h"
 #include "common/time_format.h"
+#include "kubectl-ipu/fit_report.h"
 #include "kubectl-ipu/pod_map_view.h"
 #include "kubectl-ipu/terminal_map.h"
 #include "vipu/partition_planner.h"
@@ -291,6 +292,15 @@ std::string renderWhy(const WhyReport& report) {
     for (const QuotaBlock& block : quota.blocks) out << "         holds it back: " << block.text << '\n';
   }
   for (const std::string& step : report.unblock) out << "to run   " << step << '\n';
+  if (report.estimate) {
+    out << "starts   ";
+    if (report.estimate->kind == controllers::StartEstimate::Kind::kStartsBy) {
+      out << "by " << estimateText(*report.estimate, report.now)
+          << ", if the jobs before it run to their deadlines and none comes ahead of it\n";
+    } else {
+      out << report.estimate->why << '\n';
+    }
+  }
   return out.str();
 }
 
@@ -307,6 +317,11 @@ Json toJson(const WhyReport& report) {
             {"quotas", Json::array()},
             {"unblock", report.unblock}};
   if (report.position) json["position"] = *report.position;
+  if (report.estimate) {
+    json["estimate"] = report.estimate->kind == controllers::StartEstimate::Kind::kStartsBy
+                           ? Json{{"startsBy", formatTime(report.estimate->startsBy)}}
+                           : Json{{"unknown", report.estimate->why}};
+  }
   for (const ControllerFit& fit : report.controllers) {
     Json entry{{"controller", fit.controller},       {"freeIPUs", fit.freeIpus},
                {"totalIPUs", fit.totalIpus},         {"largestFreeBlock", fit.largestFreeBlock},

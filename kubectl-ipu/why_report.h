@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "admission/start_estimate.h"
 #include "api/ipupod.h"
 #include "common/clock.h"
 
@@ -67,6 +68,10 @@ struct WhyReport {
   std::vector<ControllerFit> controllers;
   std::vector<QuotaCheck> quotas;
   std::vector<std::string> unblock;  // what would let it run, for people
+  // When it starts at the latest (the operator's plan played forward over the IPUQueue); nullopt when the job
+  // does not wait or the queue could not be read.
+  std::optional<controllers::StartEstimate> estimate;
+  Clock::WallTime now{};
 };
 
 // Pure: the job, the IPUPods, its namespace's IPUQuotas and the IPUJobs the user may list (for names and

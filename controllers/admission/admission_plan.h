@@ -2,10 +2,12 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/clock.h"
 #include "vipu/ipu_set.h"
 #include "vipu/partition_planner.h"
 
@@ -37,6 +39,9 @@ struct AdmissionRequest {
   std::uint32_t ipusPerInstance = 0;
   std::vector<std::string> controllers;  // where the job may run; empty: any
   std::string ns;                        // the job's namespace (quota is per namespace)
+  std::string uid;                       // the job's metadata.uid ("" for a job not created yet)
+  // spec.activeDeadlineSeconds: once admitted, the job holds its IPUs at most this long (start estimates).
+  std::optional<std::int64_t> activeDeadlineSeconds;
 
   std::uint64_t ipus() const { return std::uint64_t{instances} * ipusPerInstance; }
 };
@@ -47,6 +52,11 @@ struct Reservation {
   std::string controller;
   std::uint32_t instances = 0;
   std::uint32_t ipusPerInstance = 0;
+  // The job it is for, and when that job gives its IPUs back at the latest (nullopt: not known); read by
+  // start estimates only.
+  std::string ns;
+  std::string uid;
+  std::optional<Clock::WallTime> endsBy;
 };
 
 struct AdmissionDecision {

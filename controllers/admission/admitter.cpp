@@ -46,15 +46,8 @@ const std::optional<AdmissionRequest>& Admitter::requestFor(const Json& job) {
   cached.request.reset();
   auto parsed = api::parseIpuJob(job);
   if (!parsed) return cached.request;  // its own reconcile fails it with the reason
-  AdmissionRequest request;
+  AdmissionRequest request = admissionRequestOf(*parsed, stringMember(metadata, "creationTimestamp"));
   request.key = kube::objectKey(job);
-  request.ns = parsed->identity.ns;
-  request.priority = parsed->spec.priority;
-  request.creationTimestamp = stringMember(metadata, "creationTimestamp");
-  request.instances = static_cast<std::uint32_t>(parsed->spec.jobInstances);
-  request.ipusPerInstance = static_cast<std::uint32_t>(parsed->spec.ipusPerJobInstance);
-  if (auto pinned = api::pinnedVipuController(parsed->spec); !pinned.empty())
-    request.controllers.push_back(pinned);
   cached.request = std::move(request);
   return cached.request;
 }
@@ -120,7 +113,7 @@ std::size_t Admitter::reservations() const {
 void Admitter::reserve(const std::string& key, Admission admission) {
   const kube::ObjectPtr job = jobs_.get(key);
   std::string uid = job ? api::identityOf(*job).uid : "";
-  reserved_[key] = {std::move(admission), std::move(uid)};
+  reserved_[key] = {std::move(admission), std::move(uid), job ? api::activeDeadlineOf(*job) : std::nullopt};
   ++reservationsRevision_;
 }
 
@@ -197,76 +190,135 @@ std::uint64_t Admitter::fingerprint() const {
   return hash;
 }
 
-Result<Admitter::ControllerState> Admitter::stateOf(const std::string& controller) const {
+Result<ControllerInputs> Admitter::inputsOf(const std::string& controller,
+                                            const std::map<std::string, Holder>& holders,
+                                            std::set<std::string>& partitionIds) const {
   const auto view = inventory_.view(controller);
   if (!view || !view->planner) {
     return view && view->error ? *view->error
                                : makeError(ErrorCode::kUnavailable, "its topology has not been read yet");
   }
   if (view->error) return *view->error;
-  auto taken = vipu::IpuSet::fromPartitions(view->planner->topology(), view->partitions);
-  if (!taken) {
-    // An IPU outside the topology we know: the POD changed shape. Read it again next time.
-    inventory_.invalidateTopology(controller);
-    return taken.error();
-  }
-  ControllerState state{view->planner, {}, std::move(*taken)};
-  for (const auto& partition : view->partitions) state.partitionIds.insert(partition.id);
-  for (const auto& [job, reserved] : reserved_) {
-    if (reserved.admission.decision.controller != controller) continue;
-    for (const auto& placement : reserved.admission.decision.placements) state.taken.insert(placement.block);
-  }
-  return state;
-}
-
-void Admitter::plan() {
-  std::map<std::string, ControllerState> states;
-  memo_.unreachable.clear();
-  for (const VipuTarget& target : inventory_.controllers().targets()) {
-    auto state = stateOf(target.name);
-    if (!state) {
-      memo_.unreachable.emplace(target.name, state.error());
+  ControllerInputs inputs{controller, view->planner, {}};
+  std::map<std::string, std::size_t> occupantOf;  // by job uid
+  for (const vipu::Partition& partition : view->partitions) {
+    auto ids = vipu::globalIpusOf(view->planner->topology(), partition);
+    if (!ids) {
+      // An IPU outside the topology we know: the POD changed shape. Read it again next time.
+      inventory_.invalidateTopology(controller);
+      return ids.error();
+    }
+    partitionIds.insert(partition.id);
+    const auto holder = holders.find(partition.id);
+    if (holder == holders.end()) {
+      inputs.occupants.push_back({std::move(*ids), "", "", std::nullopt, std::nullopt});
       continue;
     }
-    states.emplace(target.name, std::move(*state));
+    const auto [slot, first] = occupantOf.try_emplace(holder->second.uid, inputs.occupants.size());
+    if (first)
+      inputs.occupants.push_back({{}, holder->second.ns, holder->second.uid, holder->second.endsBy, {}});
+    auto& held = inputs.occupants[slot->second].ipus;
+    held.insert(held.end(), ids->begin(), ids->end());
+  }
+  for (const auto& [key, reserved] : reserved_) {
+    if (reserved.admission.decision.controller != controller) continue;
+    Occupant occupant{
+        {}, key.substr(0, key.find('/')), reserved.uid, std::nullopt, reserved.activeDeadlineSeconds};
+    for (const auto& placement : reserved.admission.decision.placements) {
+      for (std::uint32_t ipu = placement.block.first; ipu < placement.block.end(); ++ipu)
+        occupant.ipus.push_back(ipu);
+    }
+    inputs.occupants.push_back(std::move(occupant));
+  }
+  return inputs;
+}
+
+Result<Admitter::ControllerState> Admitter::stateOf(const std::string& controller) const {
+  std::set<std::string> partitionIds;
+  auto inputs = inputsOf(controller, {}, partitionIds);
+  if (!inputs) return inputs.error();
+  return ControllerState{inputs->planner, std::move(partitionIds), inputs->taken()};
+}
+
+PlanInputs Admitter::gatherInputs(std::map<std::string, Error>& unreachable) {
+  const std::vector<kube::ObjectPtr> jobs = jobs_.list();
+  std::map<std::string, Holder> holders;  // by partition id
+  for (const kube::ObjectPtr& object : jobs) {
+    const auto held = api::heldPartitionsOf(*object);
+    if (held.empty()) continue;
+    const auto identity = api::identityOf(*object);
+    const Holder holder{identity.ns, identity.uid, api::latestEndOf(*object)};
+    for (const auto& partition : held) holders[partition.id] = holder;
   }
 
-  std::vector<AdmissionRequest> queue;
-  std::vector<Reservation> reservations;
+  PlanInputs inputs;
+  inputs.strategy = strategy_;
+  std::map<std::string, std::set<std::string>> existing;  // partition ids V-IPU has, by controller
+  for (const VipuTarget& target : inventory_.controllers().targets()) {
+    auto controller = inputsOf(target.name, holders, existing[target.name]);
+    if (!controller) {
+      unreachable.emplace(target.name, controller.error());
+      existing.erase(target.name);
+      continue;
+    }
+    inputs.controllers.push_back(std::move(*controller));
+  }
+
   std::set<std::string> seen;
-  for (const kube::ObjectPtr& object : jobs_.list()) {
+  for (const kube::ObjectPtr& object : jobs) {
     const Json& job = *object;
     if (!api::isAlive(job) || member(member(job, "spec"), "suspend") == Json(true)) continue;
-    if (reserved_.contains(kube::objectKey(job))) continue;  // its IPUs are taken above
+    if (reserved_.contains(kube::objectKey(job))) continue;  // its IPUs are its controller's occupant
     const auto held = api::heldPartitionsOf(job);
     if (!held.empty()) {
+      const auto identity = api::identityOf(job);
       std::map<std::string, Reservation> missing;
       for (const auto& partition : held) {
-        auto state = states.find(partition.controller);
-        if (state == states.end() || state->second.partitionIds.contains(partition.id)) continue;
+        auto ids = existing.find(partition.controller);
+        if (ids == existing.end() || ids->second.contains(partition.id)) continue;
         auto& reservation = missing[partition.controller];
         reservation.controller = partition.controller;
         reservation.ipusPerInstance = static_cast<std::uint32_t>(partition.size);
+        reservation.ns = identity.ns;
+        reservation.uid = identity.uid;
+        reservation.endsBy = api::latestEndOf(job);
         ++reservation.instances;
       }
-      for (auto& [controller, reservation] : missing) reservations.push_back(reservation);
+      for (auto& [controller, reservation] : missing) inputs.reservations.push_back(reservation);
       continue;
     }
     seen.insert(api::identityOf(job).uid);
-    if (const auto& request = requestFor(job)) queue.push_back(*request);
+    if (const auto& request = requestFor(job)) inputs.queue.push_back(*request);
   }
   std::erase_if(parsed_, [&](const auto& entry) { return !seen.contains(entry.first); });
+  if (quotas_ != nullptr) inputs.quotas = quotaRules();
+  return inputs;
+}
 
-  std::vector<ControllerCapacity> capacities;
+PlanInputs Admitter::inputs() {
+  std::lock_guard pass(passMutex_);
+  std::map<std::string, Error> unreachable;
+  return gatherInputs(unreachable);
+}
+
+std::optional<StartEstimate> Admitter::estimateFor(const std::string& key, Clock::WallTime now) {
+  std::lock_guard pass(passMutex_);
+  if (!memo_.inputs) return std::nullopt;
+  const bool stale = estimates_.inputs != memo_.inputs && now - estimates_.at >= kEstimateInterval;
+  if (!estimates_.inputs || stale) estimates_ = {memo_.inputs, now, estimateStarts(*memo_.inputs, now)};
+  const auto found = estimates_.byKey.find(key);
+  if (found == estimates_.byKey.end()) return std::nullopt;
+  return found->second;
+}
+
+void Admitter::plan() {
+  memo_.unreachable.clear();
+  auto inputs = std::make_shared<PlanInputs>(gatherInputs(memo_.unreachable));
   memo_.planners.clear();
-  for (auto& [name, state] : states) {
-    capacities.push_back({name, state.planner.get(), state.taken});
-    memo_.planners.emplace(name, state.planner);
-  }
-  memo_.decisions = quotas_ == nullptr
-                        ? planAdmissions(std::move(queue), std::move(capacities), reservations, strategy_)
-                        : planQuotaAdmissions(std::move(queue), std::move(capacities), reservations,
-                                              strategy_, quotaRules());
+  for (const ControllerInputs& controller : inputs->controllers)
+    memo_.planners.emplace(controller.name, controller.planner);
+  memo_.decisions = planFrom(*inputs);
+  memo_.inputs = std::move(inputs);
 }
 
 QuotaRules Admitter::quotaRules() const {
@@ -285,8 +337,11 @@ QuotaRules Admitter::quotaRules() const {
   }
   rules.quotas = namespaceQuotas(quotas);
   for (auto& [ns, problem] : invalid) rules.quotas[ns].invalid = std::move(problem);
-  // What each namespace holds: the partitions its jobs hold (status), and the admissions in flight here.
+  // What each namespace holds: the partitions its jobs hold (status), and the admissions in flight here. A
+  // job with a reservation is counted once, by it: its status names the same partitions once the decision is
+  // recorded, until they exist.
   for (const kube::ObjectPtr& object : jobs_.list()) {
+    if (reserved_.contains(kube::objectKey(*object))) continue;
     const auto held = heldQuotaJobOf(*object);
     if (!held) continue;
     NamespaceUsage& usage = rules.usage[api::identityOf(*object).ns];

@@ -13,7 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "admission/admission_plan.h"
+#include "admission/plan_inputs.h"
 #include "admission/quota_plan.h"
+#include "admission/start_estimate.h"
 #include "admission/vipu_controllers.h"
 #include "admission/vipu_inventory.h"
 #include "api/ipujob_status.h"
@@ -114,6 +116,16 @@ class Admitter {
 
   QueueingStrategy strategy() const { return strategy_; }
 
+  // When the waiting job starts at the latest (start_estimate.h), played forward from the last pass's
+  // inputs. The whole queue's estimates are worked out at most once per kEstimateInterval (the play plans
+  // the queue many times); in between, the last ones stand. nullopt: no estimate for the job yet.
+  std::optional<StartEstimate> estimateFor(const std::string& key, Clock::WallTime now);
+  static constexpr Clock::Duration kEstimateInterval = std::chrono::seconds(10);
+
+  // What a pass would read now, every controller's holders with when they end included (for the IPUQueue
+  // the operator publishes, and start estimates). Plans nothing; unreachable controllers are left out.
+  PlanInputs inputs();
+
  private:
   // The queue's view of one job, parsed once per resourceVersion: a pass reads every waiting job, and
   // parsing each one's spec (with its pod template) again on every pass would dominate a long queue.
@@ -142,12 +154,33 @@ class Admitter {
     std::map<std::string, AdmissionDecision> decisions;
     std::map<std::string, std::shared_ptr<const vipu::PartitionPlanner>> planners;
     std::map<std::string, Error> unreachable;
+    std::shared_ptr<const PlanInputs> inputs;  // what the pass read
   };
+  // The queue's start estimates, from the memo's inputs at `at`.
+  struct Estimates {
+    std::shared_ptr<const PlanInputs> inputs;
+    Clock::WallTime at{};
+    std::map<std::string, StartEstimate> byKey;
+  };
+  Estimates estimates_;  // under passMutex_
   // Under passMutex_.
   Counters counters() const;
   std::uint64_t fingerprint() const;
   bool memoCurrent(const std::string& key);
   Result<ControllerState> stateOf(const std::string& controller) const;
+  // Who holds a partition a job's status names, and until when.
+  struct Holder {
+    std::string ns;
+    std::string uid;
+    std::optional<Clock::WallTime> endsBy;
+  };
+  // One controller as a pass reads it: a partition a job holds is the job's (one occupant per job), any
+  // other partition an occupant of its own, and each reservation of this process its job's. `partitionIds`
+  // gets the ids V-IPU has.
+  Result<ControllerInputs> inputsOf(const std::string& controller,
+                                    const std::map<std::string, Holder>& holders,
+                                    std::set<std::string>& partitionIds) const;
+  PlanInputs gatherInputs(std::map<std::string, Error>& unreachable);
   QuotaRules quotaRules() const;
   void plan();
   Result<std::optional<Admission>> decisionFor(const std::string& key, const kube::ObjectPtr& self);
@@ -165,6 +198,7 @@ class Admitter {
   struct Reserved {
     Admission admission;
     std::string uid;
+    std::optional<std::int64_t> activeDeadlineSeconds;  // the job's, when it was reserved
   };
   void dropReservationsOfGoneJobs();
   std::map<std::string, Reserved> reserved_;  // admitted, partitions not created yet; by job key

@@ -2,6 +2,7 @@
 
 #include "api/worker_pod_profile.h"
 #include "common/log.h"
+#include "common/time_format.h"
 #include "ipujob/launch_form.h"
 #include "ipujob/orphan_partitions.h"
 #include "ipujob/partition_steps.h"
@@ -37,6 +38,7 @@ StepOutcome AdmissionSteps::admit(JobPass& pass, const api::IpuJob& job) {
       return StepOutcome::decided(StepOutcome::Decision::kAdmitted, Action::awaitChange());
     }
     case AdmissionDecision::Kind::kNeverFits:
+      pass.status.startEstimate.reset();
       pass.setPhase(kPhaseFailed, "Unschedulable", decision.message);
       return Action::awaitChange();
     case AdmissionDecision::Kind::kWait:
@@ -74,6 +76,7 @@ StepOutcome AdmissionSteps::waitInQueue(JobPass& pass, const api::IpuJob& job,
                     ": " + decision.message);
   if (decision.position > 0) pass.status.queuePosition = decision.position;
   pass.status.desiredReplicas = job.spec.workerCount();
+  updateStartEstimate(pass);
   // Not in line: a claim it holds (written before a refusal, or before a crash) would only keep other jobs
   // of the namespace out.
   if (decision.position == 0 && options_.quotaLedger != nullptr &&
@@ -86,6 +89,26 @@ StepOutcome AdmissionSteps::waitInQueue(JobPass& pass, const api::IpuJob& job,
     }
   }
   return Action::requeue(options_.queuedRetry);
+}
+
+void AdmissionSteps::updateStartEstimate(JobPass& pass) {
+  const auto estimate = admitter_.estimateFor(pass.key, pass.now);
+  if (!estimate) return;  // none yet: what status has stands until there is
+  api::StartEstimateStatus next;
+  if (estimate->kind == StartEstimate::Kind::kStartsBy) {
+    next.startsBy = formatTime(estimate->startsBy);
+  } else {
+    next.unknown = estimate->why;
+  }
+  auto& current = pass.status.startEstimate;
+  if (current && current->startsBy == next.startsBy && current->unknown == next.unknown) return;
+  // At most once a minute: a busy queue moves every estimate often, and each change is a write.
+  if (current) {
+    const auto updated = parseTime(current->updatedAt);
+    if (updated && pass.now - *updated < kEstimateRewrite && pass.now >= *updated) return;
+  }
+  next.updatedAt = formatTime(pass.now);
+  current = std::move(next);
 }
 
 Result<std::optional<std::string>> AdmissionSteps::claimQuota(const JobPass& pass, const api::IpuJob& job) {
@@ -106,6 +129,7 @@ void AdmissionSteps::recordAdmission(JobPass& pass, const api::IpuJob& job, cons
   const AdmissionDecision& decision = admission.decision;
   const int size = job.spec.ipusPerJobInstance;
   auto& status = pass.status;
+  status.startEstimate.reset();  // it has started
   status.partitions.clear();
   status.admittedShape = {job.spec.jobInstances, size, job.spec.workersPerJobInstance};
   for (std::uint32_t instance = 0; instance < decision.placements.size(); ++instance) {

@@ -35,6 +35,9 @@ class AdmissionSteps {
   Result<std::optional<std::string>> claimQuota(const JobPass& pass, const api::IpuJob& job);
   void recordAdmission(JobPass& pass, const api::IpuJob& job, const Admission& admission);
   StepOutcome waitInQueue(JobPass& pass, const api::IpuJob& job, const AdmissionDecision& decision);
+  // status.startEstimate from the admitter's estimate, changed at most once per kEstimateRewrite.
+  void updateStartEstimate(JobPass& pass);
+  static constexpr Clock::Duration kEstimateRewrite = std::chrono::minutes(1);
   // A template its worker pods cannot be built from, or that asks for more than the namespace's worker pod
   // profile, ends the job here, before it is admitted or holds anything: true when it did.
   bool refusedTemplate(JobPass& pass, const api::IpuJob& job);

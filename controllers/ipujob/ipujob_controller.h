@@ -55,6 +55,7 @@ class IpuJobController {
   const kube::Store& pods() const { return pods_.store(); }
   // What admission plans from: each V-IPU controller's topology and partitions (the IPU-POD map reads it).
   const VipuInventory& inventory() const { return inventory_; }
+  Admitter& admitter() { return admitter_; }
   bool synced() const { return jobs_.hasSynced() && pods_.hasSynced() && namespaces_.hasSynced(); }
   ctrl::Controller& controller() { return *controller_; }
 

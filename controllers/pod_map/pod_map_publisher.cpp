@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <random>
 #include <set>
 #include <utility>
 
+#include "admission/published_queue.h"
 #include "api/resources.h"
+#include "common/digest.h"
 #include "common/json_access.h"
 #include "common/log.h"
 
@@ -14,6 +17,8 @@ namespace {
 
 constexpr const char* kFieldManager = "ipu-operator";
 constexpr const char* kManagedBySelector = "app.kubernetes.io/managed-by=ipu-operator";
+constexpr const char* kIpuPodCrd = "ipupods.graphcore.ai.yaml";
+constexpr const char* kIpuQueueCrd = "ipuqueues.graphcore.ai.yaml";
 
 }  // namespace
 
@@ -26,12 +31,14 @@ std::string ipuPodNameFor(const std::string& controller) {
 
 PodMapPublisher::PodMapPublisher(kube::RestClient& client, const VipuInventory& inventory,
                                  const kube::Store& jobs, std::vector<std::string> controllers,
-                                 OwnPrefixes prefixes)
+                                 OwnPrefixes prefixes, Admitter* admitter)
     : client_(client),
       inventory_(inventory),
       jobs_(jobs),
       controllers_(std::move(controllers)),
-      prefixes_(std::move(prefixes)) {}
+      prefixes_(std::move(prefixes)),
+      admitter_(admitter),
+      namespaceSalt_(std::to_string(std::random_device()()) + std::to_string(std::random_device()())) {}
 
 void PodMapPublisher::run(std::stop_token stop, Clock& clock, Clock::Duration interval) {
   publish(stop);
@@ -39,24 +46,26 @@ void PodMapPublisher::run(std::stop_token stop, Clock& clock, Clock::Duration in
 }
 
 void PodMapPublisher::logFailure(const std::string& what, const Error& error) {
-  if (error.code == ErrorCode::kNotFound) {
-    // The resource itself is not served: an install that predates the IPUPod CRD.
-    if (!missingCrdLogged_) {
-      log::warning(
-          "IPUPods are not served, so `kubectl ipu status` has nothing to show: apply "
-          "crds/ipupods.graphcore.ai.yaml (Helm does not upgrade CRDs); trying again every round",
-          {{"error", error.toString()}});
-    }
-    missingCrdLogged_ = true;
-    return;
-  }
   log::warning(what, {{"error", error.toString()}});
+}
+
+bool PodMapPublisher::served(const Error& error, const char* crdFile, bool& logged) {
+  if (error.code != ErrorCode::kNotFound) return true;
+  // The resource itself is not served: an install that predates its CRD.
+  if (!logged) {
+    log::warning(std::string("a kind kubectl-ipu reads is not served: apply crds/") + crdFile +
+                     " (Helm does not upgrade CRDs); trying again every round",
+                 {{"error", error.toString()}});
+  }
+  logged = true;
+  return false;
 }
 
 bool PodMapPublisher::start(std::stop_token stop) {
   auto listed = client_.listAll(api::ipuPodResource(), "", {.labelSelector = kManagedBySelector}, stop);
   if (!listed) {
-    logFailure("could not list IPUPods", listed.error());
+    if (served(listed.error(), kIpuPodCrd, missingCrdLogged_))
+      logFailure("could not list IPUPods", listed.error());
     return false;
   }
   std::set<std::string> configured;
@@ -86,17 +95,44 @@ bool PodMapPublisher::write(const std::string& controller, const api::IpuPodStat
   auto applied = client_.apply(api::ipuPodResource(), "", ipuPodObject(ipuPodNameFor(controller), status),
                                kFieldManager, /*force=*/true, "", stop);
   if (!applied) {
-    logFailure("could not write the IPUPod of a V-IPU controller", applied.error());
+    if (served(applied.error(), kIpuPodCrd, missingCrdLogged_))
+      logFailure("could not write the IPUPod of a V-IPU controller", applied.error());
     return false;
   }
   written_[controller] = status;
   return true;
 }
 
+bool PodMapPublisher::publishQueue(std::stop_token stop) {
+  const api::Json status = queueStatusOf(admitter_->inputs(), [this](const std::string& ns) {
+    return sha256Hex(namespaceSalt_ + "/" + ns, 12);
+  });
+  if (queueWritten_ == status) return true;
+  if (missingQueueCrdLogged_) log::info("IPUQueues are served: publishing the admission queue");
+  missingQueueCrdLogged_ = false;
+  const api::Json object{
+      {"apiVersion", "graphcore.ai/v1alpha1"},
+      {"kind", "IPUQueue"},
+      {"metadata",
+       {{"name", api::kIpuQueueName}, {"labels", {{"app.kubernetes.io/managed-by", "ipu-operator"}}}}},
+      {"status", status}};
+  auto applied = client_.apply(api::ipuQueueResource(), "", object, kFieldManager, /*force=*/true, "", stop);
+  if (!applied) {
+    if (served(applied.error(), kIpuQueueCrd, missingQueueCrdLogged_))
+      logFailure("could not write the IPUQueue", applied.error());
+    return false;
+  }
+  queueWritten_ = status;
+  return true;
+}
+
 bool PodMapPublisher::publish(std::stop_token stop) {
   if (!started_ && !start(stop)) return false;
+  // The queue moves with things the counters below do not see (quotas, reservations), and costs a read of
+  // the caches only: looked at every round, written on change.
+  const bool queueWritten = admitter_ == nullptr || publishQueue(stop);
   const std::pair counters{inventory_.version(), jobs_.revision()};
-  if (published_ == counters) return true;
+  if (published_ == counters) return queueWritten;
   const std::vector<kube::ObjectPtr> jobs = jobs_.list();
   bool complete = true;
   std::set<std::string> names;
@@ -109,7 +145,7 @@ bool PodMapPublisher::publish(std::stop_token stop) {
     complete = write(controller, status, stop) && complete;
   }
   if (complete) published_ = counters;
-  return complete;
+  return complete && queueWritten;
 }
 
 }  // namespace ipu::controllers

@@ -121,7 +121,7 @@ Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const PartitionPre
                   runVipuProxy(flags, prefixes, upstreams, *ipuJobs, client, fenced, leading);
                 });
   }
-  // Each controller's IPUPod, written while leading (the inventory is read only then).
+  // Each controller's IPUPod and the IPUQueue, written while leading (the inventory is read only then).
   if (flags.podMapIntervalSeconds > 0) {
     std::vector<std::string> names;
     for (const auto& endpoint : flags.vipuControllers) names.push_back(endpoint.name);
@@ -129,7 +129,7 @@ Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const PartitionPre
         "IPU-POD map", ctrl::RunnableGroup::kLeaderElected,
         [&, names, interval = std::chrono::seconds(flags.podMapIntervalSeconds)](std::stop_token leading) {
           controllers::PodMapPublisher publisher(client, ipuJobs->inventory(), ipuJobs->jobs(), names,
-                                                 {prefixes.current, prefixes.legacy});
+                                                 {prefixes.current, prefixes.legacy}, &ipuJobs->admitter());
           publisher.run(leading, manager.clock(), interval);
         });
   }

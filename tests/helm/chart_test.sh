@@ -461,7 +461,7 @@ for binding in named("ClusterRoleBinding") + named("RoleBinding"):
         if (s["kind"], s["name"], s.get("namespace")) != ("ServiceAccount", "chart-test-ipu-operator", "ipu-system"):
             problems.append("%s binds %s" % (describe(binding), s))
 '
-  py_check "RBAC: every authenticated user may read IPUPods, and nothing else, through the pod-map-reader binding" \
+  py_check "RBAC: every authenticated user may read IPUPods and the IPUQueue, and nothing else, through the pod-map-reader binding" \
     "$work/sim.json" "$rbac_prelude"'
 readers = [b for b in named("ClusterRoleBinding") if b["metadata"]["name"].endswith("-pod-map-reader")]
 if len(readers) != 1: problems.append("%d pod-map-reader ClusterRoleBindings rendered" % len(readers))
@@ -471,7 +471,7 @@ for binding in readers:
         problems.append("%s binds %s" % (describe(binding), binding["subjects"]))
     if len(role) != 1: problems.append("%s refers to a ClusterRole not rendered" % describe(binding))
     for o in role:
-        if rules(o) != [{"apiGroups": ["graphcore.ai"], "resources": ["ipupods"], "verbs": ["get", "list", "watch"]}]:
+        if rules(o) != [{"apiGroups": ["graphcore.ai"], "resources": ["ipupods", "ipuqueues"], "verbs": ["get", "list", "watch"]}]:
             problems.append("%s grants %s" % (describe(o), rules(o)))
 '
   py_check "RBAC: aggregated admin/edit roles never name ipujobs/status nor write ipuquotas; view only reads" \

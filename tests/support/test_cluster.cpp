@@ -76,7 +76,7 @@ void TestCluster::installCrds() const {
           std::chrono::seconds(30))) {
     throw std::runtime_error("kubectl apply of the CRDs in crds/: " + applied.describe());
   }
-  for (const std::string resource : {"ipujobs", "ipuquotas", "ipupods"}) {
+  for (const std::string resource : {"ipujobs", "ipuquotas", "ipupods", "ipuqueues"}) {
     const std::string crd = "crd/" + resource + ".graphcore.ai";
     RunResult established;
     if (!eventually(

@@ -146,6 +146,11 @@ IpuJobStatus parseIpuJobStatus(const Json& status) {
   parsed.admittedShape = parseShape(member(status, "admittedShape"));
   parsed.runtimeSecret = parseRuntimeSecret(member(status, "runtimeSecret"));
   parsed.interactive = parseInteractive(member(status, "interactive"));
+  if (const Json& estimate = member(status, "startEstimate"); estimate.is_object()) {
+    parsed.startEstimate =
+        StartEstimateStatus{stringMember(estimate, "startsBy"), stringMember(estimate, "unknown"),
+                            stringMember(estimate, "updatedAt")};
+  }
   return parsed;
 }
 
@@ -199,6 +204,12 @@ Json toJson(const IpuJobStatus& status) {
     out["interactive"] = {{"runningSince", interactive->runningSince},
                           {"ttlSeconds", interactive->ttlSeconds},
                           {"expiresAt", interactive->expiresAt}};
+  }
+  if (const auto& estimate = status.startEstimate) {
+    Json json{{"updatedAt", estimate->updatedAt}};
+    putNonEmpty(json, "startsBy", estimate->startsBy);
+    putNonEmpty(json, "unknown", estimate->unknown);
+    out["startEstimate"] = std::move(json);
   }
   return out;
 }

@@ -73,6 +73,16 @@ struct InteractiveStatus {
   bool operator==(const InteractiveStatus&) const = default;
 };
 
+// status.startEstimate of a waiting job: when it starts at the latest by the admission plan played forward
+// over the deadlines of the jobs before it (controllers/admission/start_estimate.h), or why that is not
+// known. Rewritten at most once a minute.
+struct StartEstimateStatus {
+  std::string startsBy;   // RFC 3339; "" when not known
+  std::string unknown;    // why not, when startsBy is ""
+  std::string updatedAt;  // RFC 3339: when the operator last changed it
+  bool operator==(const StartEstimateStatus&) const = default;
+};
+
 // IPUJob.status as the operator keeps it: Graphcore's fields (launcherStatus, currentReplicas, ...) and ours.
 // Optional fields are absent from the JSON when unset; a status written by an older version reads field by
 // field, and fields this version does not know are never touched (statusPatch only names fields it changes).
@@ -98,6 +108,8 @@ struct IpuJobStatus {
   std::optional<RuntimeSecretRecord> runtimeSecret;
   // Interactive jobs, once every worker ran (kept through restarts: the session's time counts from then).
   std::optional<InteractiveStatus> interactive;
+  // Waiting jobs only.
+  std::optional<StartEstimateStatus> startEstimate;
 
   // The recorded partitions not yet released.
   std::vector<PartitionRecord> heldPartitions() const;

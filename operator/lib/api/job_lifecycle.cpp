@@ -2,6 +2,7 @@
 
 #include "api/ipujob_status.h"
 #include "common/json_access.h"
+#include "common/time_format.h"
 
 namespace ipu::api {
 
@@ -21,6 +22,24 @@ bool waitsForAdmission(const nlohmann::json& job) {
   if (!isAlive(job)) return false;
   if (member(member(job, "spec"), "suspend") == nlohmann::json(true)) return false;
   return heldPartitionsOf(job).empty();
+}
+
+std::optional<std::int64_t> activeDeadlineOf(const nlohmann::json& job) {
+  const nlohmann::json& deadline = member(member(job, "spec"), "activeDeadlineSeconds");
+  if (!deadline.is_number_integer() || deadline.get<std::int64_t>() <= 0) return std::nullopt;
+  return deadline.get<std::int64_t>();
+}
+
+std::optional<Clock::WallTime> latestEndOf(const nlohmann::json& job) {
+  const nlohmann::json& status = member(job, "status");
+  std::optional<Clock::WallTime> end;
+  const auto deadline = activeDeadlineOf(job);
+  const auto started = parseTime(stringMember(status, "startTime"));
+  if (deadline && started) end = *started + std::chrono::seconds(*deadline);
+  if (const auto expires = parseTime(stringMember(member(status, "interactive"), "expiresAt"))) {
+    if (!end || *expires < *end) end = expires;
+  }
+  return end;
 }
 
 }  // namespace ipu::api

@@ -1,8 +1,12 @@
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "common/clock.h"
 
 // Where an IPUJob is in its life, read from the object as a cache has it. Admission, the quota controller
 // and the IPUJob reconciler all ask these questions; the answers live here, once.
@@ -29,5 +33,13 @@ bool isAlive(const nlohmann::json& job);
 
 // True for a job that waits for admission: alive, not finished, not suspended, no partitions recorded.
 bool waitsForAdmission(const nlohmann::json& job);
+
+// spec.activeDeadlineSeconds when it is a positive integer (how long the job may hold IPUs once admitted).
+std::optional<std::int64_t> activeDeadlineOf(const nlohmann::json& job);
+
+// When an admitted job gives its IPUs back at the latest: its start (status.startTime, set at admission) plus
+// spec.activeDeadlineSeconds, or the end of its interactive time (status.interactive.expiresAt), whichever
+// is first; nullopt when neither is known.
+std::optional<Clock::WallTime> latestEndOf(const nlohmann::json& job);
 
 }  // namespace ipu::api

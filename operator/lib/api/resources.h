@@ -17,6 +17,13 @@ inline kube::ResourceRef ipuPodResource() {
   return {"graphcore.ai", "v1alpha1", "ipupods", false};
 }
 
+// IPUQueue (cluster-scoped): the admission plan's inputs, anonymised, for `kubectl ipu fit` and `why`.
+inline kube::ResourceRef ipuQueueResource() {
+  return {"graphcore.ai", "v1alpha1", "ipuqueues", false};
+}
+// The one IPUQueue an operator writes.
+inline constexpr const char* kIpuQueueName = "ipu-operator";
+
 // The finalizer that keeps a deleted IPUJob until its partitions are released.
 inline constexpr const char* kCleanupFinalizer = "graphcore.ai/ipujob-cleanup";
 

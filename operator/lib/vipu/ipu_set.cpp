@@ -5,19 +5,27 @@
 
 namespace ipu::vipu {
 
+Result<std::vector<std::uint32_t>> globalIpusOf(const Topology& topology, const Partition& partition) {
+  std::vector<std::uint32_t> ids;
+  if (!partition.spec.clusterId.empty() && partition.spec.clusterId != topology.clusterId()) return ids;
+  for (const PartitionIpu& ipu : partition.spec.ipus) {
+    if (ipu.ildTopologyId >= topology.ildCount() || ipu.topologyId >= topology.ildSize()) {
+      return makeError(ErrorCode::kInternal, "partition '" + partition.id + "' uses IPU " +
+                                                 std::to_string(ipu.topologyId) + " of ILD " +
+                                                 std::to_string(ipu.ildTopologyId) + ", outside " +
+                                                 topology.describe());
+    }
+    ids.push_back(topology.globalIpu(ipu.ildTopologyId, ipu.topologyId));
+  }
+  return ids;
+}
+
 Result<IpuSet> IpuSet::fromPartitions(const Topology& topology, const std::vector<Partition>& partitions) {
   IpuSet taken(topology.totalIpus());
   for (const Partition& partition : partitions) {
-    if (!partition.spec.clusterId.empty() && partition.spec.clusterId != topology.clusterId()) continue;
-    for (const PartitionIpu& ipu : partition.spec.ipus) {
-      if (ipu.ildTopologyId >= topology.ildCount() || ipu.topologyId >= topology.ildSize()) {
-        return makeError(ErrorCode::kInternal, "partition '" + partition.id + "' uses IPU " +
-                                                   std::to_string(ipu.topologyId) + " of ILD " +
-                                                   std::to_string(ipu.ildTopologyId) + ", outside " +
-                                                   topology.describe());
-      }
-      taken.insert(topology.globalIpu(ipu.ildTopologyId, ipu.topologyId));
-    }
+    auto ids = globalIpusOf(topology, partition);
+    if (!ids) return ids.error();
+    for (const std::uint32_t ipu : *ids) taken.insert(ipu);
   }
   return taken;
 }

@@ -10,6 +10,10 @@
 
 namespace ipu::vipu {
 
+// The global ids of a partition's IPUs; none for a partition of another cluster. An IPU outside the topology
+// means the topology is wrong: an error rather than something to ignore.
+Result<std::vector<std::uint32_t>> globalIpusOf(const Topology& topology, const Partition& partition);
+
 // A set of global IPU ids of one cluster (a bitmap): which IPUs are taken, or unusable.
 class IpuSet {
  public:

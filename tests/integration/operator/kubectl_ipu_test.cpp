@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <random>
 #include <regex>
 #include <thread>
 
+#include "common/time_format.h"
 #include "hostile_tenant.h"
 #include "operator_fixture.h"
 
@@ -274,6 +276,149 @@ TEST_F(KubectlIpuTest, TheMapFollowsJobsAndIsWrittenOnlyWhenItChanges) {
       30s))
       << status.describe();
   EXPECT_EQ(status.out.find("short"), std::string::npos) << status.out;
+}
+
+// A job of the tenant's that runs until deleted (kwok keeps its pods running), with small requests so that
+// every pod fits a node.
+Json longRunningJob(const std::string& name, int instances, int ipus,
+                    std::optional<int> deadlineSeconds = std::nullopt) {
+  Json job = yamlFileToJson(kFourIpuManifest);
+  job["metadata"].erase("generateName");
+  job["metadata"]["name"] = name;
+  job["spec"]["jobInstances"] = instances;
+  job["spec"]["ipusPerJobInstance"] = std::to_string(ipus);
+  job["spec"]["workers"]["template"]["spec"]["containers"][0]["resources"] = {
+      {"limits", {{"cpu", "100m"}, {"memory", "64Mi"}}}};
+  if (deadlineSeconds) job["spec"]["activeDeadlineSeconds"] = *deadlineSeconds;
+  return job;
+}
+
+// What the operator did with a job, in fit's words: "Now", "Queued <position>" or "Never".
+std::string outcomeOf(const Json& job) {
+  const Json& status = job.value("status", Json::object());
+  const std::string phase = status.value("phase", "");
+  if (status.contains("partitions") && !status["partitions"].empty()) return "Now";
+  if (phase == "Failed") return "Never";
+  if (phase == "Queued") {
+    const int position = status.value("queuePosition", 0);
+    return position > 0 ? "Queued " + std::to_string(position) : "Never";
+  }
+  return "undecided (" + phase + ")";
+}
+
+TEST_F(KubectlIpuTest, FitPredictsWhereEachOfFiftyRandomJobsEndsUp) {
+  // The tenant's namespace may hold 48 of the POD's 64 IPUs: some gangs never fit the quota, some never the
+  // POD (128 IPUs), the rest are admitted or queue. Same priority, so creating them one after another in
+  // file order is what fit plans.
+  ASSERT_TRUE(kubectl({"apply", "-f", "-"},
+                      RunOptions{.input = R"({"apiVersion":"graphcore.ai/v1alpha1","kind":"IPUQuota",
+                                             "metadata":{"name":"team"},"spec":{"maxIPUs":48}})"})
+                  .ok());
+  const unsigned seed = std::random_device()();
+  std::cout << "seed " << seed << '\n';
+  std::mt19937 random(seed);
+  const int sizes[] = {1, 2, 4, 8, 16, 32, 64, 128};
+  std::string file;
+  std::vector<std::string> names;
+  for (int i = 0; i < 50; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof name, "job-%02d", i);
+    names.push_back(name);
+    const int size = sizes[std::uniform_int_distribution<int>(0, 7)(random)];
+    const int instances = std::uniform_int_distribution<int>(1, 2)(random);
+    file += "---\n" + longRunningJob(name, instances, size).dump() + "\n";
+  }
+  const std::string path = directory_ + "/jobs.yaml";
+  std::ofstream(path) << file;
+  // The operator publishes its queue (empty) before the first prediction.
+  ASSERT_TRUE(eventually([&] { return cluster().kubectl({"get", "ipuqueue", "ipu-operator"}).ok(); }, 30s));
+
+  const RunResult fit = asTenant({"fit", "-f", path, "-o", "json"});
+  ASSERT_TRUE(fit.exitCode == 0 || fit.exitCode == 3) << fit.describe();
+  std::cout << "$ kubectl ipu fit -f jobs.yaml\n" << asTenant({"fit", "-f", path}).out;
+  std::map<std::string, std::string> predicted;
+  const Json answer = Json::parse(fit.out);
+  for (const Json& job : answer["jobs"]) {
+    std::string verdict = job["verdict"];
+    if (verdict == "Queued") verdict += " " + std::to_string(job["position"].get<int>());
+    predicted[job["job"]] = verdict;
+  }
+  ASSERT_EQ(predicted.size(), 50u) << fit.out;
+
+  const auto created = tenantKubectl({"create", "-f", path});
+  ASSERT_TRUE(created.ok()) << created.describe();
+  std::map<std::string, std::string> actual;
+  const bool settled = eventually(
+      [&] {
+        const auto listed = kubectl({"get", "ipujobs", "-o", "json"});
+        if (!listed.ok()) return false;
+        actual.clear();
+        const Json items = Json::parse(listed.out)["items"];
+        for (const Json& job : items) actual[job["metadata"]["name"]] = outcomeOf(job);
+        return actual == predicted;
+      },
+      90s);
+  for (const std::string& name : names) {
+    EXPECT_EQ(actual[name], predicted[name]) << name << ": " << jobStatus(name).value("lastMessage", "");
+  }
+  EXPECT_TRUE(settled);
+}
+
+TEST_F(KubectlIpuTest, WithDeadlinesEveryJobStartsByItsEstimate) {
+  // Two holders fill the POD for 20 s; five jobs wait, each with a deadline, so every start is bounded.
+  ASSERT_TRUE(tenantKubectl({"create", "-f", "-"},
+                            RunOptions{.input = longRunningJob("hold-a", 1, 32, 20).dump() + "\n" +
+                                                longRunningJob("hold-b", 1, 32, 25).dump()})
+                  .ok());
+  ASSERT_TRUE(reachesPhase("hold-a", "Running", 60s)) << jobStatus("hold-a").dump();
+  ASSERT_TRUE(reachesPhase("hold-b", "Running", 60s)) << jobStatus("hold-b").dump();
+  const std::vector<std::tuple<std::string, int, int>> waiting = {
+      {"wait-0", 64, 15}, {"wait-1", 32, 20}, {"wait-2", 16, 10}, {"wait-3", 32, 15}, {"wait-4", 64, 10}};
+  std::string manifests;
+  for (const auto& [name, size, deadline] : waiting)
+    manifests += longRunningJob(name, 1, size, deadline).dump() + "\n";
+  ASSERT_TRUE(tenantKubectl({"create", "-f", "-"}, RunOptions{.input = manifests}).ok());
+  // Each job's estimate, as `why` gives it once the queue with all five is published.
+  std::map<std::string, Clock::WallTime> estimates;
+  RunResult why;
+  for (const auto& [name, size, deadline] : waiting) {
+    ASSERT_TRUE(eventually(
+        [&] {
+          why = asTenant({"why", name, "-o", "json"});
+          if (!why.ok()) return false;
+          const Json report = Json::parse(why.out);
+          if (!report.contains("estimate") || !report["estimate"].contains("startsBy")) return false;
+          // Published with every job of the batch queued (the earliest estimate comes with the full queue).
+          const auto queue =
+              cluster().kubectl({"get", "ipuqueue", "ipu-operator", "-o", "jsonpath={.status.waiting}"});
+          if (Json::parse(queue.out.empty() ? "[]" : queue.out).size() < waiting.size()) return false;
+          estimates[name] = *parseTime(report["estimate"]["startsBy"].get<std::string>());
+          // The operator writes its own estimate into the job's status too.
+          return jobStatus(name).value("startEstimate", Json::object()).contains("startsBy");
+        },
+        30s))
+        << why.describe();
+  }
+  std::cout << "$ kubectl ipu why wait-4\n" << asTenant({"why", "wait-4"}).out;
+  // Every job starts (is admitted: status.startTime) no later than its estimate + 10 s.
+  for (const auto& [name, size, deadline] : waiting) {
+    std::optional<Clock::WallTime> started;
+    const auto bound = estimates[name] + 10s;
+    const auto wait =
+        std::chrono::duration_cast<std::chrono::seconds>(bound - std::chrono::system_clock::now()) + 5s;
+    EXPECT_TRUE(eventually(
+        [&] {
+          const Json status = jobStatus(name);
+          if (const auto at = parseTime(status.value("startTime", ""))) started = at;
+          return started.has_value();
+        },
+        std::max<std::chrono::seconds>(wait, 1s)))
+        << name << " did not start by " << formatTime(bound) << ": " << jobStatus(name).dump();
+    if (started) {
+      EXPECT_LE(*started, bound) << name << " started " << formatTime(*started) << ", estimate "
+                                 << formatTime(estimates[name]);
+    }
+  }
 }
 
 }  // namespace

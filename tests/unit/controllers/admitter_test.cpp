@@ -175,6 +175,21 @@ TEST_F(AdmitterTest, WithQuotasTheNamespacesQuotaCapsWhatIsAdmittedAndAQuotaChan
   EXPECT_EQ(admitter_->passes(), passes + 1);
 }
 
+TEST_F(AdmitterTest, AnAdmissionRecordedButNotCreatedCountsOnceAgainstTheQuota) {
+  kube::Store quotas;
+  quotas.apply(kube::WatcherEvent{kube::WatcherEvent::Kind::kApply, quotaObject(16, 2)});
+  admitter_ = std::make_unique<Admitter>(*inventory_, store_, quotas, MissingQuotaPolicy::kUnlimited);
+  add(job("first", "8", "2026-01-01T00:00:01Z"));
+  EXPECT_EQ(decide("ns/first").kind, Kind::kAdmit);
+  // The decision is in first's status (its partition Planned) while its reservation still holds: 8 IPUs,
+  // not 16, so another 8 fits the quota of 16.
+  Json recorded = job("first", "8", "2026-01-01T00:00:01Z", holding("Creating", "p-first", 8, "Planned"));
+  recorded["metadata"]["resourceVersion"] = "2";
+  add(recorded);
+  add(job("second", "8", "2026-01-01T00:00:02Z"));
+  EXPECT_EQ(decide("ns/second").kind, Kind::kAdmit);
+}
+
 TEST_F(AdmitterTest, AnUnreadableQuotaHoldsBackItsNamespaceWithTheReason) {
   kube::Store quotas;
   Json broken = quotaObject(16, 1);

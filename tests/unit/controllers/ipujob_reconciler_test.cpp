@@ -807,6 +807,9 @@ TEST_F(ReconcilerTest, AJobThatDoesNotFitWaitsWithItsPosition) {
   EXPECT_NE(job_["status"]["lastMessage"].get<std::string>().find("Waiting for capacity (position 1"),
             std::string::npos);
   EXPECT_FALSE(lastStatusPatch_.contains("metadata"));
+  // When it starts is not known: what holds the IPUs has no end (no job holds it, so no deadline).
+  EXPECT_EQ(job_["status"]["startEstimate"]["unknown"], "not known: 1 partition no job holds has no end");
+  EXPECT_EQ(job_["status"]["startEstimate"]["updatedAt"], formatTime(clock_.wallNow()));
   // Waiting again with nothing new writes nothing.
   EXPECT_EQ(pass(), Action::requeue(15s));
 }

@@ -1,6 +1,8 @@
 // kubectl ipu's command line and exit codes, with the cluster played by a scripted transport.
 #include "kubectl-ipu/plugin_command.h"
 
+#include <fstream>
+#include <regex>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -51,7 +53,7 @@ class PluginCommandTest : public ::testing::Test {
 TEST_F(PluginCommandTest, HelpListsEveryCommandAndVersionNamesTheRelease) {
   const Outcome help = run({"--help"});
   EXPECT_EQ(help.code, kExitOk);
-  for (const char* command : {"status", "quota", "top", "why", "logs", "version", "help"}) {
+  for (const char* command : {"status", "quota", "top", "why", "fit", "logs", "version", "help"}) {
     EXPECT_NE(help.out.find("\n  " + std::string(command) + " "), std::string::npos) << command;
   }
   EXPECT_EQ(run({"version"}).out, "kubectl-ipu " + pluginVersion() + "\n");
@@ -106,6 +108,54 @@ TEST_F(PluginCommandTest, StatusWithoutTheCrdSaysTheOperatorIsNotInstalled) {
   const Outcome result = run({"status"});
   EXPECT_EQ(result.code, kExitFailed);
   EXPECT_NE(result.err.find("is ipu-operator installed"), std::string::npos) << result.err;
+}
+
+TEST_F(PluginCommandTest, FitReadsTheFileAndThePublishedQueueAndExitsThreeWhenAJobCanNeverRun) {
+  const std::string path = ::testing::TempDir() + "/fit-jobs.yaml";
+  std::ofstream(path) << R"(apiVersion: graphcore.ai/v1alpha1
+kind: IPUJob
+metadata: {name: small}
+spec:
+  ipusPerJobInstance: "16"
+  workers: {template: {spec: {containers: [{name: w, image: i}]}}}
+---
+apiVersion: graphcore.ai/v1alpha1
+kind: IPUJob
+metadata: {name: huge}
+spec:
+  ipusPerJobInstance: "1024"
+  workers: {template: {spec: {containers: [{name: w, image: i}]}}}
+)";
+  const Json queue{
+      {"status",
+       {{"strategy", "BestEffortFIFO"},
+        {"controllers", {{{"name", "pod64"}, {"cluster", "c"}, {"ilds", 1}, {"ildSize", 64}}}}}}};
+  const auto script = [&] {
+    transport->expect("GET", "/apis/graphcore.ai/v1alpha1/ipuqueues/ipu-operator", 200, queue.dump());
+    transport->expect("GET", "/apis/graphcore.ai/v1alpha1/namespaces/team-a/ipujobs", 200,
+                      R"({"items":[],"metadata":{}})");
+    transport->expect("GET", "/apis/graphcore.ai/v1alpha1/namespaces/team-a/ipuquotas", 403,
+                      R"({"kind":"Status","reason":"Forbidden","code":403,"message":"forbidden"})");
+  };
+  script();
+  const Outcome file = run({"fit", "-f", path});
+  EXPECT_EQ(file.code, kExitNeverFits) << file.err;
+  EXPECT_TRUE(transport->unexpected().empty()) << ::testing::PrintToString(transport->unexpected());
+  EXPECT_TRUE(std::regex_search(file.out, std::regex("\nsmall +1 x 16 +now +now"))) << file.out;
+  EXPECT_TRUE(std::regex_search(file.out, std::regex("\nhuge +1 x 1024 +never +- +Unschedulable")))
+      << file.out;
+  script();
+  const Outcome flags = run({"fit", "--ipus", "64", "--instances", "1", "-o", "json"});
+  EXPECT_EQ(flags.code, kExitOk) << flags.err;
+  EXPECT_EQ(Json::parse(flags.out)["jobs"][0]["verdict"], "Now") << flags.out;
+
+  for (const auto& args : std::vector<std::vector<std::string>>{{"fit"},
+                                                                {"fit", "-f", path, "--ipus", "4"},
+                                                                {"fit", "--instances", "2"},
+                                                                {"fit", "--ipus", "x"}}) {
+    EXPECT_EQ(run(args).code, kExitUsage) << ::testing::PrintToString(args);
+  }
+  EXPECT_EQ(run({"fit", "-f", ::testing::TempDir() + "/no-such-file.yaml"}).code, kExitUsage);
 }
 
 }  // namespace

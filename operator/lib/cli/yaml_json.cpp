@@ -1,11 +1,11 @@
-#include "yaml_json.h"
+#include "cli/yaml_json.h"
 
 #include <charconv>
 #include <regex>
 
 #include <yaml-cpp/yaml.h>
 
-namespace ipu::testing {
+namespace ipu::cli {
 namespace {
 
 nlohmann::json convert(const YAML::Node& node) {
@@ -26,7 +26,12 @@ nlohmann::json convert(const YAML::Node& node) {
       if (text == "true" || text == "false") return text == "true";
       if (text == "null" || text == "~") return nullptr;
       static const std::regex integer("^-?[0-9]+$"), number("^-?[0-9]*\\.[0-9]+([eE][-+]?[0-9]+)?$");
-      if (std::regex_match(text, integer)) return std::stoll(text);
+      if (std::regex_match(text, integer)) {
+        long long value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error == std::errc() && end == text.data() + text.size()) return value;
+        return std::stod(text);  // beyond 64 bits: a number all the same, as the API server reads it
+      }
       if (std::regex_match(text, number)) return std::stod(text);
       return text;
     }
@@ -46,6 +51,16 @@ nlohmann::json yamlFileToJson(const std::string& path) {
   return convert(YAML::LoadFile(path));
 }
 
+Result<std::vector<nlohmann::json>> readYamlDocuments(const std::string& yaml) {
+  try {
+    return yamlDocumentsToJson(yaml);
+  } catch (const YAML::Exception& error) {
+    return makeError(ErrorCode::kInvalidArgument, "not YAML: " + std::string(error.what()));
+  } catch (const std::exception& error) {
+    return makeError(ErrorCode::kInvalidArgument, "cannot be read: " + std::string(error.what()));
+  }
+}
+
 std::vector<nlohmann::json> yamlDocumentsToJson(const std::string& yaml) {
   std::vector<nlohmann::json> documents;
   for (const auto& node : YAML::LoadAll(yaml)) {
@@ -55,4 +70,4 @@ std::vector<nlohmann::json> yamlDocumentsToJson(const std::string& yaml) {
   return documents;
 }
 
-}  // namespace ipu::testing
+}  // namespace ipu::cli
