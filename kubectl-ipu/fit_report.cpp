@@ -207,6 +207,11 @@ std::optional<StartEstimate> publishedEstimateOf(const controllers::PlanInputs& 
   return std::nullopt;
 }
 
+Json estimateJson(const StartEstimate& estimate) {
+  if (estimate.kind == StartEstimate::Kind::kStartsBy) return {{"startsBy", formatTime(estimate.startsBy)}};
+  return {{"unknown", estimate.why}};
+}
+
 std::string estimateText(const StartEstimate& estimate, Clock::WallTime now) {
   switch (estimate.kind) {
     case StartEstimate::Kind::kStartsBy:
@@ -249,15 +254,7 @@ Json toJson(const std::vector<FitOutcome>& outcomes) {
     if (!outcome.controller.empty()) entry["controller"] = outcome.controller;
     if (outcome.position > 0) entry["position"] = outcome.position;
     if (!outcome.reason.empty()) entry["reason"] = outcome.reason;
-    if (outcome.estimate) {
-      Json estimate;
-      if (outcome.estimate->kind == StartEstimate::Kind::kStartsBy) {
-        estimate["startsBy"] = formatTime(outcome.estimate->startsBy);
-      } else {
-        estimate["unknown"] = outcome.estimate->why;
-      }
-      entry["estimate"] = std::move(estimate);
-    }
+    if (outcome.estimate) entry["estimate"] = estimateJson(*outcome.estimate);
     jobs.push_back(std::move(entry));
   }
   return {{"jobs", std::move(jobs)}};

@@ -67,6 +67,9 @@ Json toJson(const std::vector<FitOutcome>& outcomes);
 std::optional<controllers::StartEstimate> publishedEstimateOf(const controllers::PlanInputs& inputs,
                                                               const std::string& jobUid, Clock::WallTime now);
 
+// {"startsBy": RFC 3339} or {"unknown": why}: an estimate in `-o json` (fit and why).
+Json estimateJson(const controllers::StartEstimate& estimate);
+
 // "starts by 2026-11-28T05:10:00Z (in 1h05m)", "starts now", "start not known: <why>", "never".
 std::string estimateText(const controllers::StartEstimate& estimate, Clock::WallTime now);
 

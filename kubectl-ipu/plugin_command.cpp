@@ -222,6 +222,18 @@ Json mapJson(const PodMapView& view, Clock::WallTime now) {
   return json;
 }
 
+// The admission plan's inputs as the operator publishes them (the IPUQueue), ready to plan.
+Result<controllers::PlanInputs> readPublishedQueue(kube::RestClient& client) {
+  auto queue = client.get(api::ipuQueueResource(), "", api::kIpuQueueName);
+  if (!queue && queue.error().code == ErrorCode::kNotFound) {
+    return makeError(ErrorCode::kNotFound,
+                     "the operator publishes no IPUQueue: is ipu-operator (with its CRDs) installed, running "
+                     "and at least as new as this plugin?");
+  }
+  if (!queue) return queue.error();
+  return controllers::planInputsFromQueueStatus(member(*queue, "status"));
+}
+
 int fail(Terminal& terminal, const std::string& what, const Error& error) {
   terminal.err << "error: " << what << ": " << error.message << '\n';
   return kExitFailed;
@@ -309,13 +321,12 @@ int why(const Options& options, Connection& connection, Terminal& terminal) {
   auto jobs = listJobs(*connection.client, connection.ns, true);
   if (!jobs) return fail(terminal, "reading IPUJobs", jobs.error());
   WhyReport report = whyOf(*job, *pods, itemsOf(*quotas), jobs->jobs, terminal.now);
-  // The start estimate needs the whole queue: from the IPUQueue, when the operator publishes one.
-  if (auto queue = connection.client->get(api::ipuQueueResource(), "", api::kIpuQueueName)) {
-    if (auto inputs = controllers::planInputsFromQueueStatus(member(*queue, "status"))) {
-      report.estimate =
-          publishedEstimateOf(*inputs, stringMember(member(*job, "metadata"), "uid"), terminal.now);
-      report.now = terminal.now;
-    }
+  // The start estimate needs the whole queue: from the IPUQueue, when the operator publishes one (without
+  // it, `why` says everything else).
+  if (auto inputs = readPublishedQueue(*connection.client)) {
+    report.estimate =
+        publishedEstimateOf(*inputs, stringMember(member(*job, "metadata"), "uid"), terminal.now);
+    report.now = terminal.now;
   }
   if (options.output == "json") {
     terminal.out << toJson(report).dump(2) << '\n';
@@ -352,17 +363,7 @@ int fit(const Options& options, Connection& connection, Terminal& terminal) {
                                     static_cast<std::uint32_t>(options.instances.value_or(1)),
                                     connection.ns));
   }
-  auto queue = connection.client->get(api::ipuQueueResource(), "", api::kIpuQueueName);
-  if (!queue) {
-    if (queue.error().code == ErrorCode::kNotFound) {
-      return fail(terminal, "reading the admission queue",
-                  makeError(ErrorCode::kNotFound,
-                            "the operator publishes no IPUQueue: is ipu-operator (with its CRDs) installed, "
-                            "running and at least as new as this plugin?"));
-    }
-    return fail(terminal, "reading the admission queue", queue.error());
-  }
-  auto inputs = controllers::planInputsFromQueueStatus(member(*queue, "status"));
+  auto inputs = readPublishedQueue(*connection.client);
   if (!inputs) return fail(terminal, "reading the admission queue", inputs.error());
   OwnNamespace own{connection.ns, {}, std::nullopt};
   auto jobs = listJobs(*connection.client, connection.ns, false);

@@ -317,11 +317,7 @@ Json toJson(const WhyReport& report) {
             {"quotas", Json::array()},
             {"unblock", report.unblock}};
   if (report.position) json["position"] = *report.position;
-  if (report.estimate) {
-    json["estimate"] = report.estimate->kind == controllers::StartEstimate::Kind::kStartsBy
-                           ? Json{{"startsBy", formatTime(report.estimate->startsBy)}}
-                           : Json{{"unknown", report.estimate->why}};
-  }
+  if (report.estimate) json["estimate"] = estimateJson(*report.estimate);
   for (const ControllerFit& fit : report.controllers) {
     Json entry{{"controller", fit.controller},       {"freeIPUs", fit.freeIpus},
                {"totalIPUs", fit.totalIpus},         {"largestFreeBlock", fit.largestFreeBlock},
