@@ -216,7 +216,7 @@ std::string estimateText(const StartEstimate& estimate, Clock::WallTime now) {
   switch (estimate.kind) {
     case StartEstimate::Kind::kStartsBy:
       if (estimate.startsBy <= now) return "now";
-      return formatTime(estimate.startsBy) + " (in " + formatHeldFor(estimate.startsBy - now) + ")";
+      return formatTime(estimate.startsBy) + " (in " + formatElapsed(estimate.startsBy - now) + ")";
     case StartEstimate::Kind::kUnknown:
       return "unknown";
     case StartEstimate::Kind::kNever:

@@ -15,7 +15,6 @@
 #include "common/json_access.h"
 #include "kubectl-ipu/fit_report.h"
 #include "kubectl-ipu/logs_command.h"
-#include "kubectl-ipu/pod_map_view.h"
 #include "kubectl-ipu/quota_report.h"
 #include "kubectl-ipu/terminal_map.h"
 #include "kubectl-ipu/top_report.h"

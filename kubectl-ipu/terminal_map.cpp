@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "common/time_format.h"
+
 namespace ipu::kubectl_ipu {
 namespace {
 
@@ -109,7 +111,7 @@ void drawLegend(std::ostringstream& out, const PodMapView& view, const MapStyle&
   for (std::size_t i = 0; i < view.holders.size(); ++i) {
     const MapHolder& holder = view.holders[i];
     line(static_cast<int>(i), holder.label, holder.ipuCount,
-         holder.since ? formatHeldFor(style.now - *holder.since) : "");
+         holder.since ? formatElapsed(style.now - *holder.since) : "");
   }
   line(-1, "free", view.status.freeIpus, "");
 }
@@ -118,22 +120,6 @@ void drawLegend(std::ostringstream& out, const PodMapView& view, const MapStyle&
 
 std::string plural(std::int64_t count, std::string_view one, std::string_view many) {
   return std::to_string(count) + " " + std::string(count == 1 ? one : many);
-}
-
-std::string formatHeldFor(Clock::Duration held) {
-  using std::chrono::duration_cast;
-  const long long seconds = std::max<long long>(0, duration_cast<std::chrono::seconds>(held).count());
-  char text[32];
-  if (seconds < 60) {
-    std::snprintf(text, sizeof text, "%llds", seconds);
-  } else if (seconds < 3600) {
-    std::snprintf(text, sizeof text, "%lldm", seconds / 60);
-  } else if (seconds < 86400) {
-    std::snprintf(text, sizeof text, "%lldh%02lldm", seconds / 3600, seconds % 3600 / 60);
-  } else {
-    std::snprintf(text, sizeof text, "%lldd%02lldh", seconds / 86400, seconds % 86400 / 3600);
-  }
-  return text;
 }
 
 std::string renderPodMap(const PodMapView& view, const MapStyle& style) {

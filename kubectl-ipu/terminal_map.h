@@ -5,9 +5,22 @@
 #include <string_view>
 
 #include "common/clock.h"
-#include "kubectl-ipu/pod_map_view.h"
+#include "pod_map/pod_map_view.h"
 
 namespace ipu::kubectl_ipu {
+
+// The map's view is the operator's (controllers/pod_map/pod_map_view.h): the POD map page draws the same.
+using controllers::kExternalMark;
+using controllers::kFreeMark;
+using controllers::kHiddenJobLabel;
+using controllers::kOverflowMark;
+using controllers::kUnownedMark;
+using controllers::MapHolder;
+using controllers::PodMapView;
+using controllers::podMapViewOf;
+using controllers::VisibleJob;
+using controllers::VisibleJobs;
+using controllers::visibleJobsOf;
 
 struct MapStyle {
   int width = 80;       // the terminal's columns
@@ -20,8 +33,6 @@ struct MapStyle {
 // the marks, and the totals. Pure: golden-tested (tests/unit/kubectl_ipu/).
 std::string renderPodMap(const PodMapView& view, const MapStyle& style);
 
-// "45s", "12m", "1h02m", "3d04h": how long something has been held.
-std::string formatHeldFor(Clock::Duration held);
 // "1 IPU", "4 IPUs": the count with the word for it.
 std::string plural(std::int64_t count, std::string_view one, std::string_view many);
 

@@ -77,7 +77,7 @@ std::string renderTopReport(const TopReport& report, int width, Clock::WallTime 
   rows.clear();
   for (const JobUse& job : report.jobs) {
     rows.push_back({job.ns, job.job, std::to_string(job.ipus), std::to_string(job.partitions), job.phase,
-                    job.since ? formatHeldFor(now - *job.since) : ""});
+                    job.since ? formatElapsed(now - *job.since) : ""});
   }
   return text + "\n" + renderTable({"NAMESPACE", "JOB", "IPUS", "PARTITIONS", "PHASE", "HELD"}, rows, width);
 }

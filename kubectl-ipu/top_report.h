@@ -8,7 +8,7 @@
 
 #include "api/ipupod.h"
 #include "common/clock.h"
-#include "kubectl-ipu/pod_map_view.h"
+#include "kubectl-ipu/terminal_map.h"
 
 namespace ipu::kubectl_ipu {
 

@@ -11,7 +11,6 @@
 #include "common/json_access.h"
 #include "common/time_format.h"
 #include "kubectl-ipu/fit_report.h"
-#include "kubectl-ipu/pod_map_view.h"
 #include "kubectl-ipu/terminal_map.h"
 #include "vipu/partition_planner.h"
 
@@ -136,11 +135,11 @@ QuotaCheck checkQuota(const Json& quota, const WhyReport& report, bool holdsIpus
 
 std::string holderText(const BlockHolder& holder, Clock::WallTime now) {
   std::string text = holder.label + " holds " + plural(holder.ipusInBlock, "IPU", "IPUs") + " of it";
-  if (holder.heldFor) text += ", for " + formatHeldFor(*holder.heldFor);
+  if (holder.heldFor) text += ", for " + formatElapsed(*holder.heldFor);
   if (holder.deadlineSeconds) {
-    text += " (deadline " + formatHeldFor(std::chrono::seconds(*holder.deadlineSeconds));
+    text += " (deadline " + formatElapsed(std::chrono::seconds(*holder.deadlineSeconds));
     if (holder.endsBy)
-      text += ", ends by " + formatTime(*holder.endsBy) + ", in " + formatHeldFor(*holder.endsBy - now);
+      text += ", ends by " + formatTime(*holder.endsBy) + ", in " + formatElapsed(*holder.endsBy - now);
     text += ")";
   } else if (holder.label != kHiddenJobLabel) {
     text += " (no deadline)";

@@ -24,6 +24,9 @@ packages=("${fast_lane[@]}"
   # host-local + loopback + portmap (which needs iptables for host ports); images built without a registry
   # from busybox-static and debootstrap (tools/images/)
   containerd runc containernetworking-plugins iptables busybox-static debootstrap
+  # the POD map page is tested in a real headless Chromium (tests/integration/operator/kubectl_ipu_test.cpp),
+  # with a font to draw its text in the screenshot
+  chromium fonts-dejavu-core
   # the runtime's integration tests run a real mpirun (with mpi4py's allreduce) on the host, like the
   # debian-mpi image does in pods
   openmpi-bin python3-mpi4py

@@ -11,6 +11,7 @@
 #include "ctrl/manager.h"
 #include "ipujob/ipujob_controller.h"
 #include "kube/event_recorder.h"
+#include "pod_map/page_snapshot.h"
 #include "pod_map/pod_map_publisher.h"
 #include "quota/quota_controller.h"
 #include "vipu/vipu_client.h"
@@ -84,7 +85,7 @@ controllers::ReconcilerOptions reconcilerOptions(const OperatorFlags& flags,
 
 Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const PartitionPrefixes& prefixes,
                                   const std::string& identity, kube::RestClient& client, Telemetry& telemetry,
-                                  std::stop_token stop) {
+                                  controllers::PodMapPageServer* podMapPage, std::stop_token stop) {
   std::stop_source fence;
   std::stop_callback stopping(stop, [&fence] { fence.request_stop(); });
   auto vipu = connectVipu(flags, fence.get_token());
@@ -131,6 +132,21 @@ Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const PartitionPre
           controllers::PodMapPublisher publisher(client, ipuJobs->inventory(), ipuJobs->jobs(), names,
                                                  {prefixes.current, prefixes.legacy}, &ipuJobs->admitter());
           publisher.run(leading, manager.clock(), interval);
+        });
+  }
+  // While leading, the POD map page reads the caches (and a standby's says it is one).
+  if (podMapPage != nullptr) {
+    std::vector<std::string> names;
+    for (const auto& endpoint : flags.vipuControllers) names.push_back(endpoint.name);
+    manager.observeLeading(
+        [podMapPage, names, &prefixes, &jobs = *ipuJobs, &quotas = *ipuQuotas](bool leading) {
+          if (!leading) return podMapPage->detach();
+          podMapPage->attach([names, &prefixes, &jobs,
+                              &quotas](Clock::WallTime now) -> std::optional<controllers::PageSnapshot> {
+            if (!jobs.synced()) return std::nullopt;
+            return controllers::pageSnapshotOf(jobs.inventory(), jobs.jobs(), quotas.quotas(), names,
+                                               {prefixes.current, prefixes.legacy}, now);
+          });
         });
   }
   // While leading, the metrics count the caches' jobs and quotas and /readyz waits for their sync.

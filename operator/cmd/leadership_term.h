@@ -7,6 +7,7 @@
 #include "cmd/telemetry.h"
 #include "common/result.h"
 #include "kube/rest_client.h"
+#include "pod_map/pod_map_page_server.h"
 
 namespace ipu::cmd {
 
@@ -29,9 +30,10 @@ enum class TermEnd {
 // predecessor's, whose work has ended) renews it at once instead of waiting for it to expire.
 //
 // Fails when the term cannot start (a V-IPU client that cannot be made) or a cache never syncs.
-// `prefixes`: resolved once per process (resolvePartitionPrefixes), the same in every term.
+// `prefixes`: resolved once per process (resolvePartitionPrefixes), the same in every term. `podMapPage`
+// (null: none) is given the term's caches while it leads.
 Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const PartitionPrefixes& prefixes,
                                   const std::string& identity, kube::RestClient& client, Telemetry& telemetry,
-                                  std::stop_token stop);
+                                  controllers::PodMapPageServer* podMapPage, std::stop_token stop);
 
 }  // namespace ipu::cmd

@@ -21,6 +21,7 @@
 #include "kube/cpprest_transport.h"
 #include "kube/leader_elector.h"
 #include "kube/rest_client.h"
+#include "pod_map/pod_map_page_server.h"
 
 namespace {
 
@@ -83,6 +84,16 @@ int main(int argc, char** argv) {
   if (auto serving = telemetry.serve(flags->metricsBindAddress, flags->healthProbeBindAddress); !serving) {
     return fail(serving.error().message);
   }
+  // The POD map page listens in every replica: a standby reads the API server, the leader its caches
+  // (leadership_term).
+  std::unique_ptr<controllers::PodMapPageServer> podMapPage;
+  if (!flags->podMapPageBindAddress.disabled) {
+    podMapPage = std::make_unique<controllers::PodMapPageServer>(
+        client, controllers::PodMapPageServer::Options{
+                    .address = flags->podMapPageBindAddress,
+                    .refreshSeconds = flags->podMapIntervalSeconds > 0 ? flags->podMapIntervalSeconds : 5});
+    if (auto serving = podMapPage->serve(); !serving) return fail(serving.error().message);
+  }
   if (flags->runtimeImage.empty()) {
     log::warning(
         "--runtime-image is not set: worker pods run their own commands; jobs with a launcher or several "
@@ -108,7 +119,8 @@ int main(int argc, char** argv) {
   }
   const std::string identity = kube::defaultIdentity();
   for (int term = 1;; ++term) {
-    auto ended = cmd::runLeadershipTerm(*flags, *prefixes, identity, client, telemetry, stop.get_token());
+    auto ended = cmd::runLeadershipTerm(*flags, *prefixes, identity, client, telemetry, podMapPage.get(),
+                                        stop.get_token());
     if (!ended) return fail(ended.error().message);
     if (*ended == cmd::TermEnd::kStopped) return 0;
     log::warning("leadership lost; campaigning again", {{"term", std::to_string(term + 1)}});

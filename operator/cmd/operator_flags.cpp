@@ -31,6 +31,7 @@ struct RawFlags {
   std::string workerPodProfile = "ipu-baseline";
   std::string metricsBindAddress = ":8080";
   std::string healthProbeBindAddress = ":8081";
+  std::string podMapPageBindAddress = "0";
   std::string vipuProxyBindAddress = "0";
   std::string vipuProxyAdvertiseAddress;
   std::string vipuProxyEndpointSlice;
@@ -154,6 +155,11 @@ void defineFlags(cli::Flags& set, RawFlags& raw) {
                 "ADDRESS");
   set.addString("health-probe-bind-address", &raw.healthProbeBindAddress,
                 "where /healthz and /readyz are served (HOST:PORT, :PORT, or 0)", "ADDRESS");
+  set.addString("pod-map-page-bind-address", &raw.podMapPageBindAddress,
+                "where the POD map page is served, reloading every --pod-map-interval-seconds (5 when 0): "
+                "127.0.0.1:PORT for `kubectl port-forward`; any other address serves only requests whose "
+                "bearer token the cluster accepts and shows what that user may list; 0: no page",
+                "ADDRESS");
   set.addString("log-level", &f.logLevel, "debug, info, warning or error", "LEVEL");
 }
 
@@ -303,7 +309,8 @@ Status checkValues(RawFlags& raw, const std::vector<std::string>& controllers) {
   for (const auto& [flag, text, address] :
        {std::tuple<const char*, const std::string&, metrics::BindAddress&>{
             "--metrics-bind-address", raw.metricsBindAddress, flags.metricsBindAddress},
-        {"--health-probe-bind-address", raw.healthProbeBindAddress, flags.healthProbeBindAddress}}) {
+        {"--health-probe-bind-address", raw.healthProbeBindAddress, flags.healthProbeBindAddress},
+        {"--pod-map-page-bind-address", raw.podMapPageBindAddress, flags.podMapPageBindAddress}}) {
     auto parsed = metrics::parseBindAddress(text);
     if (!parsed)
       return makeError(ErrorCode::kInvalidArgument, std::string(flag) + ": " + parsed.error().message);

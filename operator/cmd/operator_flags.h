@@ -65,9 +65,11 @@ struct OperatorFlags {
   std::string runtimeImagePullPolicy = "IfNotPresent";
   bool leaderElect = true;
   std::string leaderElectionNamespace;  // empty: the kubeconfig's namespace
-  // Parsed from --metrics-bind-address and --health-probe-bind-address (their defaults live with the flags).
+  // Parsed from --metrics-bind-address, --health-probe-bind-address and --pod-map-page-bind-address (their
+  // defaults live with the flags).
   metrics::BindAddress metricsBindAddress;
   metrics::BindAddress healthProbeBindAddress;
+  metrics::BindAddress podMapPageBindAddress;  // disabled: no POD map page
   std::string logLevel = "info";
   bool helpRequested = false;
 };

@@ -193,6 +193,8 @@ expect_render_fail "a V-IPU controller name given twice does not render" 'the na
   -f "$work/two-controllers.yaml" --set 'vipuControllers[1].name=pod64-a'
 expect_render_fail "an unknown queueingStrategy fails at the schema" "/queueingStrategy" \
   --set vipuSim.enabled=true --set queueingStrategy=LIFO
+expect_render_fail "a POD map page address without a port does not render" 'podMapPage.bindAddress' \
+  --set vipuSim.enabled=true,podMapPage.enabled=true,podMapPage.bindAddress=localhost
 expect_render_fail "a V-IPU client certificate without the Secret holding it does not render" \
   'vipuTls.clientCertificate needs vipuTls.secretName' \
   --set vipuSim.enabled=true --set vipuTls.enabled=true,vipuTls.clientCertificate=true
@@ -203,6 +205,16 @@ if render "$work/sim.yaml" --set vipuSim.enabled=true && to_json "$work/sim.yaml
   pass "renders with vipuSim.enabled=true ($(grep -c '^kind:' "$work/sim.yaml") objects)"
 else
   fail "renders with vipuSim.enabled=true" "$(cat "$work/sim.yaml.err" "$work/sim.json.err" 2> /dev/null)"
+fi
+page_ok=false
+if render "$work/page.yaml" --set vipuSim.enabled=true,podMapPage.enabled=true && to_json "$work/page.yaml" "$work/page.json" &&
+  render "$work/page-wide.yaml" --set vipuSim.enabled=true,podMapPage.enabled=true,podMapPage.bindAddress=:8095 &&
+  to_json "$work/page-wide.yaml" "$work/page-wide.json"; then
+  page_ok=true
+  pass "renders with the POD map page on loopback and bound wider"
+else
+  fail "renders with the POD map page on loopback and bound wider" \
+    "$(cat "$work/page.yaml.err" "$work/page.json.err" "$work/page-wide.yaml.err" "$work/page-wide.json.err" 2> /dev/null)"
 fi
 two_ok=false
 if render "$work/two.yaml" -f "$work/two-controllers.yaml" -f "$work/all-flags.yaml" \
@@ -353,6 +365,35 @@ if sc.get("readOnlyRootFilesystem") is not True or sc.get("capabilities", {}).ge
 '
 fi
 
+if $page_ok; then
+  py_check "the POD map page on loopback: its flag, no Service, no port, no review permissions" "$work/page.json" '
+c = named("Deployment", "chart-test-ipu-operator")[0]["spec"]["template"]["spec"]["containers"][0]
+args = c["args"]
+if [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--pod-map-page-bind-address"] != ["127.0.0.1:8095"]:
+    problems.append("--pod-map-page-bind-address not 127.0.0.1:8095: %s" % args)
+if named("Service", "chart-test-ipu-operator-pod-map"): problems.append("a pod-map Service on loopback")
+if any(p["name"] == "pod-map" for p in c["ports"]): problems.append("a pod-map container port on loopback")
+for o in named("ClusterRole"):
+    for r in o.get("rules") or []:
+        if set(r.get("resources", [])) & {"tokenreviews", "subjectaccessreviews"}: problems.append("%s grants %s" % (describe(o), r))
+'
+  py_check "the POD map page bound wider: its Service and port, and create (only) on tokenreviews and subjectaccessreviews" \
+    "$work/page-wide.json" '
+c = named("Deployment", "chart-test-ipu-operator")[0]["spec"]["template"]["spec"]["containers"][0]
+if [c["args"][i + 1] for i, a in enumerate(c["args"][:-1]) if a == "--pod-map-page-bind-address"] != [":8095"]:
+    problems.append("--pod-map-page-bind-address not :8095: %s" % c["args"])
+if {"name": "pod-map", "containerPort": 8095, "protocol": "TCP"} not in c["ports"]: problems.append("ports %s" % c["ports"])
+svc = named("Service", "chart-test-ipu-operator-pod-map")
+if len(svc) != 1 or svc[0]["spec"]["ports"] != [{"name": "pod-map", "port": 8095, "targetPort": "pod-map", "protocol": "TCP"}]:
+    problems.append("pod-map Service %s" % svc)
+review = [r for r in named("ClusterRole", "chart-test-ipu-operator")[0]["rules"]
+          if set(r["resources"]) & {"tokenreviews", "subjectaccessreviews"}]
+if review != [{"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+              {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]}]:
+    problems.append("review rules %s" % review)
+'
+fi
+
 if $two_ok; then
   py_check "two vipuControllers and every optional flag reach the operator's arguments" "$work/two.json" '
 args = named("Deployment", "chart-test-ipu-operator")[0]["spec"]["template"]["spec"]["containers"][0]["args"]
@@ -473,6 +514,13 @@ for binding in readers:
     for o in role:
         if rules(o) != [{"apiGroups": ["graphcore.ai"], "resources": ["ipupods", "ipuqueues"], "verbs": ["get", "list", "watch"]}]:
             problems.append("%s grants %s" % (describe(o), rules(o)))
+'
+  py_check "RBAC: without the POD map page bound wider, the operator may not review tokens or access" \
+    "$work/sim.json" "$rbac_prelude"'
+for o in roles:
+    for r in rules(o):
+        if set(r.get("resources", [])) & {"tokenreviews", "subjectaccessreviews"}:
+            problems.append("%s grants %s" % (describe(o), r))
 '
   py_check "RBAC: aggregated admin/edit roles never name ipujobs/status nor write ipuquotas; view only reads" \
     "$work/sim.json" "$rbac_prelude"'

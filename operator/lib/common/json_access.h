@@ -23,6 +23,12 @@ inline std::string stringMember(const nlohmann::json& object, std::string_view n
   return value.is_string() ? value.get<std::string>() : std::string();
 }
 
+// The field when it is the boolean true; false when missing, false or of another type.
+inline bool trueMember(const nlohmann::json& object, std::string_view name) {
+  const nlohmann::json& value = member(object, name);
+  return value.is_boolean() && value.get<bool>();
+}
+
 // The field when it is an array; an empty array when missing or of another type (for range-for loops).
 inline const nlohmann::json& arrayMember(const nlohmann::json& object, std::string_view name) {
   static const nlohmann::json kEmpty = nlohmann::json::array();

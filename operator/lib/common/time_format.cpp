@@ -1,5 +1,6 @@
 #include "common/time_format.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 
@@ -64,6 +65,22 @@ std::optional<Clock::WallTime> parseTime(std::string_view text) {
   return std::chrono::time_point_cast<Clock::WallTime::duration>(
       std::chrono::sys_days(date) + std::chrono::hours(hour) + std::chrono::minutes(minute) +
       std::chrono::seconds(second));
+}
+
+std::string formatElapsed(Clock::Duration elapsed) {
+  using std::chrono::duration_cast;
+  const long long seconds = std::max<long long>(0, duration_cast<std::chrono::seconds>(elapsed).count());
+  char text[32];
+  if (seconds < 60) {
+    std::snprintf(text, sizeof text, "%llds", seconds);
+  } else if (seconds < 3600) {
+    std::snprintf(text, sizeof text, "%lldm", seconds / 60);
+  } else if (seconds < 86400) {
+    std::snprintf(text, sizeof text, "%lldh%02lldm", seconds / 3600, seconds % 3600 / 60);
+  } else {
+    std::snprintf(text, sizeof text, "%lldd%02lldh", seconds / 86400, seconds % 86400 / 3600);
+  }
+  return text;
 }
 
 }  // namespace ipu

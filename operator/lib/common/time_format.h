@@ -21,4 +21,7 @@ std::string formatMilliTime(Clock::WallTime time);
 // dropped); nullopt for anything else.
 std::optional<Clock::WallTime> parseTime(std::string_view text);
 
+// "45s", "12m", "1h02m", "3d04h": how long something has lasted, as people read it (negative: "0s").
+std::string formatElapsed(Clock::Duration elapsed);
+
 }  // namespace ipu

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,6 +26,17 @@ struct HttpReply {
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // besides Content-Type
 };
+
+// One request, as much of it as a handler reads.
+struct HttpRequest {
+  std::string method;
+  std::string path;
+  std::string query;          // raw, without '?'
+  std::string authorization;  // the Authorization header; "" when absent
+};
+
+// What answers every request of one server. Called on the server's threads, several at once.
+using RequestHandler = std::function<HttpReply(const HttpRequest&)>;
 
 inline constexpr std::string_view kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
 

@@ -77,8 +77,8 @@ class HostPortClaim {
 
 class HttpEndpoints::Listener {
  public:
-  Listener(const std::string& hostPort, const Endpoints& endpoints)
-      : claim_(hostPort), endpoints_(endpoints), listener_("http://" + hostPort + "/") {
+  Listener(const std::string& hostPort, RequestHandler handler)
+      : claim_(hostPort), handler_(std::move(handler)), listener_("http://" + hostPort + "/") {
     auto handle = [this](const http_request& request) { serve(request); };
     listener_.support(handle);
     // cpprestsdk answers OPTIONS and TRACE itself unless a handler is registered for them by name, and
@@ -105,7 +105,13 @@ class HttpEndpoints::Listener {
     try {
       const auto& uri = request.request_uri();
       const bool head = request.method() == methods::HEAD;
-      http_response response = toCppRest(route(endpoints_, request.method(), uri.path(), uri.query()), !head);
+      const auto authorization = request.headers().find(web::http::header_names::authorization);
+      const HttpRequest asked{
+          .method = request.method(),
+          .path = uri.path(),
+          .query = uri.query(),
+          .authorization = authorization == request.headers().end() ? "" : authorization->second};
+      http_response response = toCppRest(handler_(asked), !head);
       replyAndWait(request, response);
     } catch (const std::exception& e) {
       log::error("HTTP endpoint failed", {{"error", e.what()}});
@@ -137,14 +143,14 @@ class HttpEndpoints::Listener {
   static constexpr std::chrono::seconds kReplyWriteBound{10};
 
   const HostPortClaim claim_;  // first: released only after the listener is closed and destroyed
-  const Endpoints endpoints_;
+  const RequestHandler handler_;
   http_listener listener_;
 };
 
-HttpEndpoints::HttpEndpoints(Key /*onlyFromStart*/, BindAddress address, const Endpoints& endpoints)
+HttpEndpoints::HttpEndpoints(Key /*onlyFromStart*/, BindAddress address, RequestHandler handler)
     : address_(std::move(address)),
       listener_(std::make_unique<Listener>(listenHost(address_) + ":" + std::to_string(address_.port),
-                                           endpoints)) {}
+                                           std::move(handler))) {}
 
 HttpEndpoints::~HttpEndpoints() = default;
 
@@ -152,9 +158,10 @@ std::string HttpEndpoints::url() const {
   return "http://" + listenHost(address_) + ":" + std::to_string(address_.port);
 }
 
-Result<std::unique_ptr<HttpEndpoints>> HttpEndpoints::start(const BindAddress& address, Endpoints endpoints) {
+Result<std::unique_ptr<HttpEndpoints>> HttpEndpoints::start(const BindAddress& address,
+                                                            RequestHandler handler, const std::string& what) {
   if (address.disabled) {
-    return makeError(ErrorCode::kInvalidArgument, "the HTTP endpoints' bind address is \"0\" (disabled)");
+    return makeError(ErrorCode::kInvalidArgument, "the " + what + "'s bind address is \"0\" (disabled)");
   }
   if (address.host.find(':') != std::string::npos) {
     return makeError(ErrorCode::kInvalidArgument, "cannot listen on " + address.toString() +
@@ -162,15 +169,27 @@ Result<std::unique_ptr<HttpEndpoints>> HttpEndpoints::start(const BindAddress& a
   }
   std::unique_ptr<HttpEndpoints> server;
   try {
-    server = std::make_unique<HttpEndpoints>(Key(), address, endpoints);
+    server = std::make_unique<HttpEndpoints>(Key(), address, std::move(handler));
   } catch (const std::exception& e) {
     return makeError(ErrorCode::kUnavailable, "cannot listen on " + address.toString() + ": " + e.what());
   }
-  log::info("serving HTTP endpoints", {{"address", server->url()},
-                                       {"metrics", endpoints.metrics ? "yes" : "no"},
-                                       {"healthz", endpoints.healthz ? "yes" : "no"},
-                                       {"readyz", endpoints.readyz ? "yes" : "no"}});
+  log::info("serving " + what, {{"address", server->url()}});
   return server;
+}
+
+Result<std::unique_ptr<HttpEndpoints>> HttpEndpoints::start(const BindAddress& address, Endpoints endpoints) {
+  std::string served;
+  for (const auto& [path, on] : {std::pair{"/metrics", endpoints.metrics != nullptr},
+                                 std::pair{"/healthz", endpoints.healthz != nullptr},
+                                 std::pair{"/readyz", endpoints.readyz != nullptr}}) {
+    if (on) served += std::string(served.empty() ? "" : " ") + path;
+  }
+  return start(
+      address,
+      [endpoints](const HttpRequest& request) {
+        return route(endpoints, request.method, request.path, request.query);
+      },
+      "HTTP endpoints " + served);
 }
 
 }  // namespace ipu::metrics

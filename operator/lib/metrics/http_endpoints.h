@@ -9,9 +9,10 @@
 
 namespace ipu::metrics {
 
-// An HTTP server for /metrics, /healthz and /readyz (whichever `Endpoints` names), on cpprestsdk's
-// listener. Listening starts in start() and stops in the destructor, which returns only once no request
-// handler is running any more: after it, nothing `Endpoints` points to is touched again.
+// An HTTP server for /metrics, /healthz and /readyz (whichever `Endpoints` names), or for any handler, on
+// cpprestsdk's listener. Listening starts in start() and stops in the destructor, which returns only once no
+// request handler is running any more: after it, nothing `Endpoints` (or the handler) points to is touched
+// again.
 //
 // Limitation: cpprestsdk's listener splits "host:port" at the first colon, so it cannot listen on an IPv6
 // address; start() refuses one with InvalidArgument rather than fail obscurely. ":port" listens on every
@@ -21,13 +22,17 @@ class HttpEndpoints {
   // InvalidArgument for a disabled or IPv6 address; Unavailable when it cannot listen (port in use, a host
   // name that does not resolve to a local address).
   static Result<std::unique_ptr<HttpEndpoints>> start(const BindAddress& address, Endpoints endpoints);
+  // The same for a server of its own (the POD map page): every request goes to `handler`; `what` names the
+  // server in logs.
+  static Result<std::unique_ptr<HttpEndpoints>> start(const BindAddress& address, RequestHandler handler,
+                                                      const std::string& what);
 
   // Only start() can make the key: a constructor that throws is kept away from callers.
   class Key {
     friend class HttpEndpoints;
     Key() = default;
   };
-  HttpEndpoints(Key, BindAddress address, const Endpoints& endpoints);
+  HttpEndpoints(Key, BindAddress address, RequestHandler handler);
   ~HttpEndpoints();
   HttpEndpoints(const HttpEndpoints&) = delete;
   HttpEndpoints& operator=(const HttpEndpoints&) = delete;

@@ -6,13 +6,17 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <random>
 #include <regex>
 #include <thread>
 
+#include "api/ipupod.h"
 #include "common/time_format.h"
+#include "free_port.h"
 #include "hostile_tenant.h"
 #include "operator_fixture.h"
+#include "pod_map/pod_map_page.h"
 
 namespace ipu::testing {
 namespace {
@@ -64,6 +68,7 @@ class KubectlIpuTest : public OperatorTest {
     const Json server = Json::parse(admin.out)["clusters"][0]["cluster"];
     std::string tokenText = token.out;
     while (!tokenText.empty() && tokenText.back() == '\n') tokenText.pop_back();
+    tenantToken_ = tokenText;
     const Json kubeconfig{
         {"apiVersion", "v1"},
         {"kind", "Config"},
@@ -91,9 +96,42 @@ class KubectlIpuTest : public OperatorTest {
     return run(argv, options);
   }
 
+  // The tenant's job "mine" (4 IPUs) and another team's "theirs" (2 x 4 IPUs), both running. `manifest`:
+  // set to the manifest "mine" was created from.
+  void startMineAndTheirs(Json* manifest = nullptr) {
+    Json mine = yamlFileToJson(kFourIpuManifest);
+    mine["metadata"].erase("generateName");
+    mine["metadata"]["name"] = "mine";
+    if (manifest != nullptr) *manifest = mine;
+    const auto created = tenantKubectl({"create", "-f", "-"}, RunOptions{.input = mine.dump()});
+    ASSERT_TRUE(created.ok()) << created.describe();
+    Json theirs = mine;
+    theirs["metadata"]["name"] = "theirs";
+    theirs["spec"]["jobInstances"] = 2;
+    ASSERT_TRUE(
+        cluster().kubectl({"-n", otherNs_, "create", "-f", "-"}, RunOptions{.input = theirs.dump()}).ok());
+    ASSERT_TRUE(reachesPhase("mine", "Running", 60s)) << jobStatus("mine").dump();
+  }
+
+  // The same under the tenant's IPUQuota "team" of 4 IPUs, and then a second job of the tenant, "waiting",
+  // which the quota holds back (Queued, QuotaExceeded).
+  void startMineTheirsAndWaiting() {
+    ASSERT_TRUE(kubectl({"apply", "-f", "-"},
+                        RunOptions{.input = R"({"apiVersion":"graphcore.ai/v1alpha1","kind":"IPUQuota",
+                                               "metadata":{"name":"team"},"spec":{"maxIPUs":4}})"})
+                    .ok());
+    Json waiting;
+    startMineAndTheirs(&waiting);
+    if (HasFatalFailure()) return;
+    waiting["metadata"]["name"] = "waiting";
+    ASSERT_TRUE(tenantKubectl({"create", "-f", "-"}, RunOptions{.input = waiting.dump()}).ok());
+    ASSERT_TRUE(reachesPhase("waiting", "Queued", 30s)) << jobStatus("waiting").dump();
+  }
+
   std::string otherNs_;
   std::string pluginDir_;
   std::string tenantKubeconfig_;
+  std::string tenantToken_;
 };
 
 // The mark the legend gives `label` ("" when it has none).
@@ -116,27 +154,10 @@ long cellsMarked(const std::string& map, char mark) {
 }
 
 TEST_F(KubectlIpuTest, ATenantSeesWhatIsFreeWhoHoldsItAndItsQuotaWithOtherNamespacesUnnamed) {
-  ASSERT_TRUE(kubectl({"apply", "-f", "-"},
-                      RunOptions{.input = R"({"apiVersion":"graphcore.ai/v1alpha1","kind":"IPUQuota",
-                                             "metadata":{"name":"team"},"spec":{"maxIPUs":4}})"})
-                  .ok());
   // The tenant's job (4 IPUs) and one of another team (2 x 4 IPUs), then one of the tenant's that the quota
   // holds back.
-  Json mine = yamlFileToJson(kFourIpuManifest);
-  mine["metadata"].erase("generateName");
-  mine["metadata"]["name"] = "mine";
-  const auto created = tenantKubectl({"create", "-f", "-"}, RunOptions{.input = mine.dump()});
-  ASSERT_TRUE(created.ok()) << created.describe();
-  Json theirs = mine;
-  theirs["metadata"]["name"] = "theirs";
-  theirs["spec"]["jobInstances"] = 2;
-  ASSERT_TRUE(
-      cluster().kubectl({"-n", otherNs_, "create", "-f", "-"}, RunOptions{.input = theirs.dump()}).ok());
-  ASSERT_TRUE(reachesPhase("mine", "Running", 60s)) << jobStatus("mine").dump();
-  Json waiting = mine;
-  waiting["metadata"]["name"] = "waiting";
-  ASSERT_TRUE(tenantKubectl({"create", "-f", "-"}, RunOptions{.input = waiting.dump()}).ok());
-  ASSERT_TRUE(reachesPhase("waiting", "Queued", 30s)) << jobStatus("waiting").dump();
+  startMineTheirsAndWaiting();
+  if (HasFatalFailure()) return;
 
   // status: both jobs' IPUs on the map, the tenant's named, the other team's not.
   RunResult status;
@@ -419,6 +440,197 @@ TEST_F(KubectlIpuTest, WithDeadlinesEveryJobStartsByItsEstimate) {
                                  << formatTime(estimates[name]);
     }
   }
+}
+
+// The POD map page the operator serves (--pod-map-page-bind-address), looked at in a real headless Chromium
+// (the Debian package tools/install-deps.sh installs) and fetched with curl as the tenant would.
+class PodMapPageTest : public KubectlIpuTest {
+ protected:
+  bool startsOperatorInSetUp() const override { return false; }
+
+  void startWithPage(const std::string& host) {
+    port_ = freeLoopbackPort();
+    startOperator({"--pod-map-page-bind-address", host + ":" + std::to_string(port_)});
+    url_ = "http://127.0.0.1:" + std::to_string(port_) + "/";
+  }
+
+  // Chromium's own DOM of the page after loading it (--dump-dom), or its screenshot.
+  RunResult chromium(const std::vector<std::string>& what) {
+    std::vector<std::string> argv{"chromium",
+                                  "--headless",
+                                  "--no-sandbox",  // tests run as root, where Chromium's sandbox cannot
+                                  "--disable-gpu",
+                                  "--user-data-dir=" + directory_ + "/chromium",
+                                  "--window-size=1280,1000"};
+    argv.insert(argv.end(), what.begin(), what.end());
+    argv.push_back(url_);
+    return run(argv, RunOptions{.timeout = 60s});
+  }
+
+  struct Reply {
+    int status = 0;
+    std::string body;
+  };
+  Reply curl(const std::string& token) {
+    const std::string bodyFile = directory_ + "/page.html";
+    std::vector<std::string> argv{"curl", "-s", "-o", bodyFile, "-w", "%{http_code}"};
+    if (!token.empty()) argv.insert(argv.end(), {"-H", "Authorization: Bearer " + token});
+    argv.push_back(url_);
+    const RunResult fetched = run(argv);
+    Reply reply;
+    if (!fetched.ok()) return reply;
+    reply.status = std::atoi(fetched.out.c_str());
+    std::ifstream file(bodyFile);
+    reply.body.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+    return reply;
+  }
+
+  std::uint16_t port_ = 0;
+  std::string url_;
+};
+
+// Each IPU cell of a page (global id -> fill) and each legend row's colour by its label.
+struct DrawnMap {
+  std::map<int, std::string> fills;
+  std::map<std::string, std::string> colourOf;
+};
+DrawnMap drawnMapOf(const std::string& dom) {
+  DrawnMap map;
+  const std::regex cell(R"re(<rect class="ipu" data-ipu="(\d+)"[^>]* fill="([^"]+)")re");
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), cell); it != std::sregex_iterator(); ++it)
+    map.fills[std::stoi((*it)[1])] = (*it)[2];
+  const std::regex row(
+      R"re(<tr class="holder" data-holder="\d+" data-colour="([^"]+)">.*?<td>([^<]*)</td>)re");
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), row); it != std::sregex_iterator(); ++it)
+    map.colourOf[(*it)[2]] = (*it)[1];
+  return map;
+}
+
+TEST_F(PodMapPageTest, OnLoopbackChromiumDrawsEveryIpuInTheColourOfTheJobTheIpuPodSaysHoldsIt) {
+  startWithPage("127.0.0.1");
+  startMineTheirsAndWaiting();
+  if (HasFatalFailure()) return;
+  std::map<std::string, std::string> labelOfUid;
+  for (const auto& [job, jobNs] :
+       {std::pair{std::string("mine"), ns()}, std::pair{std::string("theirs"), otherNs_}}) {
+    const auto uid = cluster().kubectl({"-n", jobNs, "get", "ipujob", job, "-o", "jsonpath={.metadata.uid}"});
+    ASSERT_TRUE(uid.ok()) << uid.describe();
+    labelOfUid[uid.out] = jobNs + "/" + job;
+  }
+  // What the IPUPod says against what Chromium shows, until both have both jobs (the IPUPod is written at
+  // most every 5 s; the page reads the operator's caches).
+  std::string why;
+  const bool agree = eventually(
+      [&] {
+        const auto pod = cluster().kubectl({"get", "ipupod", "pod64", "-o", "json"});
+        const RunResult dom = chromium({"--dump-dom"});
+        if (!pod.ok() || !dom.ok()) {
+          why = pod.describe() + dom.describe();
+          return false;
+        }
+        const DrawnMap drawn = drawnMapOf(dom.out);
+        if (drawn.fills.size() != 64u) {
+          why = "cells: " + std::to_string(drawn.fills.size()) + "\n" + dom.out;
+          return false;
+        }
+        std::map<int, std::string> expected;  // IPU -> label
+        const Json published = Json::parse(pod.out);
+        for (const Json& holder : published["status"]["holders"]) {
+          const auto ipus = api::parseIpuRanges(holder["ipus"].get<std::string>(), 64);
+          if (!ipus || !labelOfUid.contains(holder.value("jobUID", ""))) continue;
+          for (const std::uint32_t ipu : *ipus)
+            expected[static_cast<int>(ipu)] = labelOfUid[holder["jobUID"]];
+        }
+        if (expected.size() != 12u) {
+          why = "the IPUPod holds " + std::to_string(expected.size()) + " of the jobs' 12 IPUs: " + pod.out;
+          return false;
+        }
+        for (const auto& [ipu, fill] : drawn.fills) {
+          const auto held = expected.find(ipu);
+          const std::string want = held == expected.end() ? controllers::kFreeColour
+                                   : drawn.colourOf.count(held->second)
+                                       ? drawn.colourOf.at(held->second)
+                                       : "(no legend row for " + held->second + ")";
+          if (fill != want) {
+            why = "IPU " + std::to_string(ipu) + " is " + fill + ", not " + want + "\n" + dom.out;
+            return false;
+          }
+        }
+        // The queue with its reason and the quota, too.
+        if (dom.out.find("<td>" + ns() + "/waiting</td><td>4</td><td>QuotaExceeded</td>") ==
+                std::string::npos ||
+            dom.out.find("<td>" + ns() + "</td><td>team</td><td>4 / 4</td>") == std::string::npos) {
+          why = "no waiting job or quota:\n" + dom.out;
+          return false;
+        }
+        return drawn.colourOf.size() == 2u &&
+               drawn.colourOf.at(ns() + "/mine") != drawn.colourOf.at(otherNs_ + "/theirs");
+      },
+      60s);
+  ASSERT_TRUE(agree) << why;
+
+  // A standby replica serves the same page from what the API server holds: the same holders in the same
+  // colours.
+  const std::string leaderUrl = url_;
+  const std::uint16_t standbyPort = freeLoopbackPort();
+  BackgroundProcess standby(
+      operatorArgv({"--pod-map-page-bind-address", "127.0.0.1:" + std::to_string(standbyPort)}));
+  url_ = "http://127.0.0.1:" + std::to_string(standbyPort) + "/";
+  RunResult standbyDom;
+  ASSERT_TRUE(eventually(
+      [&] {
+        standbyDom = chromium({"--dump-dom"});
+        const DrawnMap drawn = drawnMapOf(standbyDom.out);
+        return standbyDom.ok() && drawn.fills.size() == 64u &&
+               drawn.colourOf.count(otherNs_ + "/theirs") == 1u &&
+               std::count_if(drawn.fills.begin(), drawn.fills.end(), [&](const auto& cell) {
+                 return cell.second == drawn.colourOf.at(otherNs_ + "/theirs");
+               }) == 8;
+      },
+      30s))
+      << standbyDom.describe() << standby.stderrText();
+  url_ = leaderUrl;
+
+  // The screenshot, kept as the test's artifact (docs/images/pod-map.png is one).
+  fs::create_directories(IPU_TEST_ARTIFACTS_DIR);
+  const std::string png = std::string(IPU_TEST_ARTIFACTS_DIR) + "/pod-map.png";
+  fs::remove(png);
+  const RunResult shot = chromium({"--screenshot=" + png});
+  ASSERT_TRUE(shot.ok()) << shot.describe();
+  std::ifstream file(png, std::ios::binary);
+  std::string header(8, '\0');
+  file.read(header.data(), 8);
+  EXPECT_EQ(header, "\x89PNG\r\n\x1a\n");
+  EXPECT_GT(fs::file_size(png), 10000u) << "a page that draws a map is more than a blank image";
+  std::cout << "screenshot: " << png << "\n";
+}
+
+TEST_F(PodMapPageTest, BoundWiderOnlyReviewedTokensSeeThePageAndEachSeesWhatItMayList) {
+  startWithPage("");  // ":PORT": every interface, so every request must carry a token
+  startMineAndTheirs();
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(kubectl({"create", "serviceaccount", "nobody"}).ok());
+  const auto nobody = kubectl({"create", "token", "nobody", "--duration", "1h"});
+  ASSERT_TRUE(nobody.ok()) << nobody.describe();
+
+  Reply tenant;
+  ASSERT_TRUE(eventually(
+      [&] {
+        tenant = curl(tenantToken_);
+        return tenant.status == 200 && tenant.body.find(ns() + "/mine") != std::string::npos &&
+               tenant.body.find("another namespace") != std::string::npos;
+      },
+      30s))
+      << tenant.status << " " << tenant.body;
+  EXPECT_EQ(tenant.body.find(otherNs_), std::string::npos) << "another namespace is named:\n" << tenant.body;
+  EXPECT_EQ(tenant.body.find("theirs"), std::string::npos) << tenant.body;
+  EXPECT_NE(tenant.body.find("shown to system:serviceaccount:" + ns() + ":tenant"), std::string::npos);
+
+  EXPECT_EQ(curl("").status, 401);
+  EXPECT_EQ(curl("not-a-token").status, 401);
+  const Reply refused = curl(nobody.out.substr(0, nobody.out.find('\n')));
+  EXPECT_EQ(refused.status, 403) << refused.body;
+  EXPECT_NE(refused.body.find("may not list IPUJobs"), std::string::npos) << refused.body;
 }
 
 }  // namespace

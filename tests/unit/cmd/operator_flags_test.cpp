@@ -42,6 +42,7 @@ TEST(ParseOperatorFlagsTest, DefaultsMatchTheDocumentedOnes) {
   EXPECT_STREQ(controllers::missingQuotaPolicyName(flags->missingQuota), "unlimited");
   EXPECT_EQ(flags->partitionIdPrefix, "") << "derived from the cluster at start-up";
   EXPECT_EQ(flags->metricsBindAddress.toString(), ":8080");
+  EXPECT_TRUE(flags->podMapPageBindAddress.disabled) << "no POD map page unless asked for";
   EXPECT_EQ(flags->healthProbeBindAddress.toString(), ":8081");
   EXPECT_FALSE(flags->vipuProxy) << "no proxy unless asked (the chart asks)";
   EXPECT_EQ(flags->interactiveDefaultTtlSeconds, 14400);
@@ -122,8 +123,11 @@ TEST(ParseOperatorFlagsTest, ReadsEveryFlag) {
                                    "--metrics-bind-address",
                                    "127.0.0.1:9090",
                                    "--health-probe-bind-address",
-                                   "0"});
+                                   "0",
+                                   "--pod-map-page-bind-address",
+                                   "127.0.0.1:8095"});
   ASSERT_TRUE(flags.ok()) << flags.error().message;
+  EXPECT_EQ(flags->podMapPageBindAddress.toString(), "127.0.0.1:8095");
   EXPECT_EQ(flags->workers, 4);
   EXPECT_EQ(flags->qps, 20);
   EXPECT_EQ(flags->burst, 30);
@@ -187,6 +191,7 @@ TEST(ParseOperatorFlagsTest, RefusesMissingControllerUnknownFlagsAndBadValues) {
       {"--vipu-controller", "a=h:1", "--partition-id-prefix", "Has_Underscore"},
       {"--vipu-controller", "a=h:1", "--metrics-bind-address", "8080"},
       {"--vipu-controller", "a=h:1", "--health-probe-bind-address", "host:99999"},
+      {"--vipu-controller", "a=h:1", "--pod-map-page-bind-address", "8095"},
       {"--vipu-controller", "a=h:1", "--runtime-image-pull-policy", "Sometimes"},
       {"--vipu-controller", "a=h:1", "--shm-size", "10GB"},
       {"--vipu-controller", "a=h:1", "--shm-size", "0Gi"},
@@ -287,6 +292,7 @@ TEST(OperatorUsageTest, NamesEveryFlagWithItsDefaultAndEnvironmentVariable) {
       {"leader-election-namespace", "(default: the kubeconfig's namespace)"},
       {"metrics-bind-address", "(default \":8080\")"},
       {"health-probe-bind-address", "(default \":8081\")"},
+      {"pod-map-page-bind-address", "(default \"0\")"},
       {"log-level", "(default \"info\")"},
       {"vipu-tls", "(default false)"},
       {"orphan-sweep-interval-seconds", "(default 300)"},

@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include "common/time_format.h"
-#include "kubectl-ipu/pod_map_view.h"
 #include "kubectl-ipu/terminal_map.h"
 #include "pod_map_fixtures.h"
 
@@ -159,11 +158,11 @@ TEST(PodMapTest, ATopologyNeverReadSaysSoAndWhy) {
 
 TEST(HeldForTest, ReadsAsPeopleSayIt) {
   using namespace std::chrono;
-  EXPECT_EQ(formatHeldFor(seconds(45)), "45s");
-  EXPECT_EQ(formatHeldFor(minutes(12)), "12m");
-  EXPECT_EQ(formatHeldFor(minutes(62)), "1h02m");
-  EXPECT_EQ(formatHeldFor(hours(76)), "3d04h");
-  EXPECT_EQ(formatHeldFor(seconds(-5)), "0s");
+  EXPECT_EQ(formatElapsed(seconds(45)), "45s");
+  EXPECT_EQ(formatElapsed(minutes(12)), "12m");
+  EXPECT_EQ(formatElapsed(minutes(62)), "1h02m");
+  EXPECT_EQ(formatElapsed(hours(76)), "3d04h");
+  EXPECT_EQ(formatElapsed(seconds(-5)), "0s");
 }
 
 }  // namespace

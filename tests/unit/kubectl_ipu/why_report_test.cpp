@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "common/time_format.h"
-#include "kubectl-ipu/pod_map_view.h"
+#include "kubectl-ipu/terminal_map.h"
 #include "pod_map_fixtures.h"
 
 namespace ipu::kubectl_ipu {

@@ -112,6 +112,20 @@ leader election is off with several replicas.
 {{- end }}
 
 {{/*
+The POD map page's port, and "true" when it is enabled on an address wider than loopback (tokens reviewed,
+a Service, the review permissions).
+*/}}
+{{- define "ipu-operator.podMapPagePort" -}}
+{{- .Values.podMapPage.bindAddress | splitList ":" | last -}}
+{{- end }}
+{{- define "ipu-operator.podMapPageWide" -}}
+{{- $host := .Values.podMapPage.bindAddress | splitList ":" | first -}}
+{{- if and .Values.podMapPage.enabled (not (or (hasPrefix "127." $host) (eq $host "localhost"))) -}}
+true
+{{- end -}}
+{{- end }}
+
+{{/*
 Checks across values that the schema cannot express; fails the render with what to change.
 */}}
 {{- define "ipu-operator.validate" -}}
@@ -120,6 +134,9 @@ Checks across values that the schema cannot express; fails the render with what 
 {{- end }}
 {{- if and .Values.metrics.enabled (eq (int .Values.metrics.port) (int .Values.health.port)) }}
 {{- fail (printf "metrics.port and health.port are both %d; give them different ports" (int .Values.health.port)) }}
+{{- end }}
+{{- if and .Values.podMapPage.enabled (not (regexMatch "^[a-zA-Z0-9.-]*:[0-9]+$" .Values.podMapPage.bindAddress)) }}
+{{- fail (printf "podMapPage.bindAddress %q is not HOST:PORT or :PORT (like 127.0.0.1:8095)" .Values.podMapPage.bindAddress) }}
 {{- end }}
 {{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.enabled) }}
 {{- fail "metrics.serviceMonitor.enabled=true needs metrics.enabled=true (there is nothing to scrape otherwise)" }}

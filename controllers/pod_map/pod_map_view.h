@@ -11,7 +11,7 @@
 #include "api/ipupod.h"
 #include "common/clock.h"
 
-namespace ipu::kubectl_ipu {
+namespace ipu::controllers {
 
 // A job the user may list, by uid: what an IPUPod's holder is shown as.
 struct VisibleJob {
@@ -54,4 +54,4 @@ inline constexpr const char* kHiddenJobLabel = "another namespace";
 // Pure: the status as published and the jobs the user may list.
 PodMapView podMapViewOf(const api::IpuPodStatus& status, const VisibleJobs& visible);
 
-}  // namespace ipu::kubectl_ipu
+}  // namespace ipu::controllers

@@ -1,9 +1,9 @@
-#include "kubectl-ipu/pod_map_view.h"
+#include "pod_map/pod_map_view.h"
 
 #include "common/json_access.h"
 #include "common/time_format.h"
 
-namespace ipu::kubectl_ipu {
+namespace ipu::controllers {
 namespace {
 
 char jobMark(std::size_t index) {
@@ -66,4 +66,4 @@ PodMapView podMapViewOf(const api::IpuPodStatus& status, const VisibleJobs& visi
   return view;
 }
 
-}  // namespace ipu::kubectl_ipu
+}  // namespace ipu::controllers
