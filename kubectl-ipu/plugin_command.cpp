@@ -13,6 +13,7 @@
 #include "api/resources.h"
 #include "cli/yaml_json.h"
 #include "common/json_access.h"
+#include "kubectl-ipu/copy_command.h"
 #include "kubectl-ipu/fit_report.h"
 #include "kubectl-ipu/logs_command.h"
 #include "kubectl-ipu/quota_report.h"
@@ -40,6 +41,9 @@ Commands:
   fit       before submitting: whether jobs can ever run here and under the quota, would start now, or
             where they would wait and until when (-f FILE, or --ipus N [--instances M])
   logs JOB  every worker's log, each line prefixed by attempt, instance and worker
+  cp JOB:PATH DEST
+            a file or directory out of a running worker (worker 0 unless --worker), through
+            kubectl exec: no tar needed in the image
   version   the release of this plugin
   help      this text
 
@@ -52,6 +56,7 @@ Flags:
       --ipus N           fit: a job of partitions of N IPUs (ipusPerJobInstance)
       --instances M      fit: with M of them (jobInstances; default 1)
       --instance N       logs: only this job instance's workers
+      --worker N         cp: from <job>-worker-N (default 0)
   -o, --output FORMAT    text (default) or json
       --color WHEN       auto (default: on a terminal, unless NO_COLOR is set), always or never
       --kubeconfig PATH  the kubeconfig (default: $KUBECONFIG, then ~/.kube/config)
@@ -68,7 +73,9 @@ struct Options {
   std::string ns;
   bool allNamespaces = false;
   std::string controller;
-  std::string job;  // logs
+  std::string job;          // logs, why; cp: JOB:PATH
+  std::string destination;  // cp
+  int worker = 0;           // cp
   bool follow = false;
   std::optional<int> instance;
   std::string filename;                // fit
@@ -114,7 +121,7 @@ Result<Options> parseArgs(const std::vector<std::string>& args) {
       taken = next(options.filename);
     } else if (arg == "-f" || arg == "--follow") {
       options.follow = true;
-    } else if (arg == "--instance" || arg == "--ipus" || arg == "--instances") {
+    } else if (arg == "--instance" || arg == "--ipus" || arg == "--instances" || arg == "--worker") {
       std::string text;
       taken = next(text);
       int number = -1;
@@ -122,7 +129,13 @@ Result<Options> parseArgs(const std::vector<std::string>& args) {
       if (taken && (error != std::errc() || end != text.data() + text.size() || number < 0)) {
         return usage(arg + " must be a whole number, not '" + text + "'");
       }
-      (arg == "--instance" ? options.instance : arg == "--ipus" ? options.ipus : options.instances) = number;
+      if (arg == "--worker") {
+        options.worker = number;
+      } else {
+        (arg == "--instance" ? options.instance
+         : arg == "--ipus"   ? options.ipus
+                             : options.instances) = number;
+      }
     } else if (arg == "-o" || arg == "--output") {
       taken = next(options.output);
     } else if (arg == "--color") {
@@ -135,8 +148,11 @@ Result<Options> parseArgs(const std::vector<std::string>& args) {
       return usage("unknown flag " + arg);
     } else if (options.command.empty()) {
       options.command = arg;
-    } else if ((options.command == "logs" || options.command == "why") && options.job.empty()) {
+    } else if ((options.command == "logs" || options.command == "why" || options.command == "cp") &&
+               options.job.empty()) {
       options.job = arg;
+    } else if (options.command == "cp" && options.destination.empty()) {
+      options.destination = arg;
     } else {
       return usage("unexpected argument '" + arg + "'");
     }
@@ -144,6 +160,12 @@ Result<Options> parseArgs(const std::vector<std::string>& args) {
   }
   if (options.command == "logs" && options.job.empty())
     return usage("logs needs the job's name: kubectl ipu logs JOB");
+  if (options.command == "cp") {
+    const std::size_t colon = options.job.find(':');
+    if (options.destination.empty() || colon == std::string::npos || colon == 0 ||
+        colon + 1 == options.job.size())
+      return usage("cp copies JOB:PATH to DEST: kubectl ipu cp JOB:PATH DEST");
+  }
   if (options.command == "fit" && options.filename.empty() == !options.ipus) {
     return usage("fit needs either -f FILE or --ipus N [--instances M]");
   }
@@ -411,7 +433,8 @@ int runPlugin(const std::vector<std::string>& args, Terminal& terminal, const Co
     return kExitOk;
   }
   if (options->command != "status" && options->command != "quota" && options->command != "top" &&
-      options->command != "logs" && options->command != "why" && options->command != "fit") {
+      options->command != "logs" && options->command != "why" && options->command != "fit" &&
+      options->command != "cp") {
     terminal.err << "error: unknown command '" << options->command << "'\nSee 'kubectl ipu --help'.\n";
     return kExitUsage;
   }
@@ -424,6 +447,18 @@ int runPlugin(const std::vector<std::string>& args, Terminal& terminal, const Co
   if (options->command == "quota") return quota(*options, *connection, terminal);
   if (options->command == "why") return why(*options, *connection, terminal);
   if (options->command == "fit") return fit(*options, *connection, terminal);
+  if (options->command == "cp") {
+    const std::size_t colon = options->job.find(':');
+    return copyFromJob(*connection->client,
+                       {.ns = connection->ns,
+                        .job = options->job.substr(0, colon),
+                        .path = options->job.substr(colon + 1),
+                        .destination = options->destination,
+                        .worker = options->worker,
+                        .kubeconfig = options->kubeconfig,
+                        .context = options->context},
+                       terminal.out, terminal.err);
+  }
   if (options->command == "logs") {
     return showJobLogs(*connection->client,
                        {connection->ns, options->job, options->follow, options->instance}, terminal.out,

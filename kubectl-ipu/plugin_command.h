@@ -35,7 +35,7 @@ struct Terminal {
   std::istream* in = nullptr;  // standard input, for `fit -f -`
 };
 
-// kubectl ipu <command> [flags]: status, quota, top, why, fit, logs, version, help.
+// kubectl ipu <command> [flags]: status, quota, top, why, fit, logs, cp, version, help.
 int runPlugin(const std::vector<std::string>& args, Terminal& terminal, const Connect& connect);
 
 // The release this build is ("0.1.0"), as `kubectl ipu version` prints it.

@@ -6,6 +6,7 @@
 //   ipu-runtime agent [--port N]          the other workers: serve remote starts until the launch ends
 //   ipu-runtime rsh HOST CMD…             mpirun's remote-start agent (OMPI_MCA_plm_rsh_agent)
 //   ipu-runtime install DIR               the init container: copy this binary into DIR
+//   ipu-runtime files PATH                `kubectl ipu cp`: PATH as a ustar stream on stdout (no tar needed)
 //   ipu-runtime version
 #include <csignal>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "contract/runtime_contract.h"
+#include "files/tree_archive.h"
 #include "launch/launch.h"
 #include "process/supervisor.h"
 #include "process/termination.h"
@@ -43,6 +45,7 @@ const char* usage =
     "       ipu-runtime agent [--port N]\n"
     "       ipu-runtime rsh HOST CMD [ARG...]\n"
     "       ipu-runtime install DIR\n"
+    "       ipu-runtime files PATH\n"
     "       ipu-runtime version\n";
 
 int usageError(const std::string& why) {
@@ -163,12 +166,33 @@ int runInstall(const std::vector<std::string>& args) {
   return 0;
 }
 
+// Writes PATH (a file, or a directory and everything under it) to stdout as a ustar archive, for `kubectl ipu
+// cp` at the other end of `kubectl exec`. Runs beside the worker's command, so it reports on stderr only and
+// never writes the container's termination message.
+int runFiles(const std::vector<std::string>& args) {
+  if (args.size() != 1) return usageError("files needs one path");
+  try {
+    const auto summary = ipu::runtime::files::writeTreeArchive(
+        args[0], STDOUT_FILENO,
+        [](const std::string& warning) { std::fprintf(stderr, "ipu-runtime files: %s\n", warning.c_str()); });
+    std::fprintf(stderr, "ipu-runtime files: %llu files, %llu directories, %llu bytes\n",
+                 static_cast<unsigned long long>(summary.files),
+                 static_cast<unsigned long long>(summary.directories),
+                 static_cast<unsigned long long>(summary.bytes));
+    return 0;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "ipu-runtime files: %s\n", error.what());
+    return 1;
+  }
+}
+
 int dispatch(const std::string& subcommand, const std::vector<std::string>& args) {
   if (subcommand == contract::kExecCommand) return runExec(args);
   if (subcommand == contract::kLaunchCommand) return runLaunch(args);
   if (subcommand == contract::kAgentCommand) return runAgent(args);
   if (subcommand == contract::kRshCommand) return runRsh(args);
   if (subcommand == contract::kInstallCommand) return runInstall(args);
+  if (subcommand == contract::kFilesCommand) return runFiles(args);
   if (subcommand == "version" || subcommand == "--version") {
     std::printf("ipu-runtime %s\n", IPU_RUNTIME_VERSION);
     return 0;

@@ -43,6 +43,7 @@ Options:
   --images LIST         with --real-node: comma-separated images built by tools/images/build-<name>.sh and
                         imported into the node, named in cluster.env as IPU_CLUSTER_IMAGE_<NAME> (a dash
                         becomes an underscore: IPU_CLUSTER_IMAGE_IPU_RUNTIME) (default: busybox; also
+                        busybox-notar (busybox without tar),
                         debian-mpi, debian-notebook (a Jupyter Notebook server), and from this build's
                         binaries: ipu-runtime (\$IPU_RUNTIME_BINARY or build/runtime/ipu-runtime),
                         ipu-operator (\$IPU_OPERATOR_BINARY or build/operator/ipu-operator), vipu-sim

@@ -39,6 +39,8 @@ inline constexpr const char* kLaunchCommand = "launch";    // ipu-runtime launch
 inline constexpr const char* kAgentCommand = "agent";      // ipu-runtime agent
 inline constexpr const char* kRshCommand = "rsh";          // ipu-runtime rsh HOST CMD...
 inline constexpr const char* kInstallCommand = "install";  // ipu-runtime install DIR (the init container)
+// Run by `kubectl ipu cp` through `kubectl exec`, not by the operator: PATH as a ustar stream on stdout.
+inline constexpr const char* kFilesCommand = "files";  // ipu-runtime files PATH
 inline constexpr const char* kLauncherFlag = "--launcher";
 
 // Environment set by the operator in every worker container.

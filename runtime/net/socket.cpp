@@ -68,29 +68,6 @@ int finishConnect(int fd, std::chrono::milliseconds timeout) {
 
 }  // namespace
 
-Fd& Fd::operator=(Fd&& other) noexcept {
-  if (this != &other) {
-    reset();
-    fd_ = other.release();
-  }
-  return *this;
-}
-
-Fd::~Fd() {
-  reset();
-}
-
-int Fd::release() noexcept {
-  int fd = fd_;
-  fd_ = -1;
-  return fd;
-}
-
-void Fd::reset() noexcept {
-  if (fd_ >= 0) close(fd_);
-  fd_ = -1;
-}
-
 Fd listenTcp(int port) {
   if (port < 0 || port > 65535) throw NetError("port " + std::to_string(port) + " is out of range 0-65535");
   if (Fd v6 = listenOn(AF_INET6, port)) return v6;

@@ -4,31 +4,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "fd/fd.h"
+
 namespace ipu::runtime::net {
 
 struct NetError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// An owned file descriptor.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& other) noexcept : fd_(other.release()) {}
-  Fd& operator=(Fd&& other) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd();
-
-  int get() const { return fd_; }
-  int release() noexcept;
-  void reset() noexcept;
-  explicit operator bool() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
+using runtime::Fd;  // fd/fd.h
 
 // A TCP socket listening on every address (IPv6 and IPv4 where the pod has IPv6, else IPv4) at `port`
 // (0: any free port; see localPort).

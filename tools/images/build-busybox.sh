@@ -5,11 +5,15 @@
 # script, tools/images/lib.sh and the busybox package's version and binary.
 #
 # Usage: tools/images/build-busybox.sh [--quiet]   (as root; prints "<image reference> <archive>")
+# BUSYBOX_WITHOUT_APPLETS (space-separated applets given no link) and BUSYBOX_IMAGE_NAME make variants of it
+# (build-busybox-notar.sh).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 image_parse_args "$@"
 
-image_name=busybox
+image_name=${BUSYBOX_IMAGE_NAME:-busybox}
+without=" ${BUSYBOX_WITHOUT_APPLETS:-} "
+[[ $without == "  " ]] || image_variant="without:$without"
 image_begin_from_busybox_static
 
 if [[ $image_cached == false ]]; then
@@ -19,6 +23,7 @@ if [[ $image_cached == false ]]; then
   install -m 755 "$busybox" "$rootfs/bin/busybox"
   # Absolute links, as busybox --install -s would make them.
   while read -r applet; do
+    [[ $without == *" ${applet##*/} "* ]] && continue
     [[ -e $rootfs/$applet || -L $rootfs/$applet ]] || ln -s /bin/busybox "$rootfs/$applet"
   done < <("$busybox" --list-full)
   printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' 'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' \

@@ -46,13 +46,15 @@ image_parse_binary_args() {
 }
 
 # image_begin_from_busybox_static: image_begin keyed by Debian's static busybox (package version and binary),
-# which the image is built from; fails clearly when the package is missing. Sets busybox to its path.
+# which the image is built from, and $image_variant when set (what else shapes it); fails clearly when the
+# package is missing. Sets busybox to its path.
 image_begin_from_busybox_static() {
   busybox=/bin/busybox
   # shellcheck disable=SC2154 # image_name: set by the build script that sources this file
   dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'install ok installed' ||
     { echo "build-$image_name: the busybox-static package is missing (run tools/install-deps.sh)" >&2; exit 1; }
-  image_begin "$(dpkg-query -W -f='${Version}' busybox-static)" "$(sha256sum < "$busybox")"
+  image_begin "$(dpkg-query -W -f='${Version}' busybox-static)" "$(sha256sum < "$busybox")" \
+    ${image_variant:+"$image_variant"}
 }
 
 # image_begin_debian <suite> <packages...>: image_begin keyed by the Debian mirror (the one this machine's apt

@@ -53,7 +53,7 @@ class PluginCommandTest : public ::testing::Test {
 TEST_F(PluginCommandTest, HelpListsEveryCommandAndVersionNamesTheRelease) {
   const Outcome help = run({"--help"});
   EXPECT_EQ(help.code, kExitOk);
-  for (const char* command : {"status", "quota", "top", "why", "fit", "logs", "version", "help"}) {
+  for (const char* command : {"status", "quota", "top", "why", "fit", "logs", "cp", "version", "help"}) {
     EXPECT_NE(help.out.find("\n  " + std::string(command) + " "), std::string::npos) << command;
   }
   EXPECT_EQ(run({"version"}).out, "kubectl-ipu " + pluginVersion() + "\n");
@@ -62,13 +62,19 @@ TEST_F(PluginCommandTest, HelpListsEveryCommandAndVersionNamesTheRelease) {
 }
 
 TEST_F(PluginCommandTest, AWrongCommandLineExitsTwoSayingWhy) {
-  for (const auto& args : std::vector<std::vector<std::string>>{{},
-                                                                {"stauts"},
-                                                                {"status", "--bogus"},
-                                                                {"status", "-o", "yaml"},
-                                                                {"status", "--color"},
-                                                                {"quota", "extra"},
-                                                                {"top", "--color=sometimes"}}) {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{},
+                                             {"stauts"},
+                                             {"status", "--bogus"},
+                                             {"status", "-o", "yaml"},
+                                             {"status", "--color"},
+                                             {"quota", "extra"},
+                                             {"top", "--color=sometimes"},
+                                             {"cp", "job:/out"},
+                                             {"cp", "job", "dest"},
+                                             {"cp", ":/out", "dest"},
+                                             {"cp", "job:", "dest"},
+                                             {"cp", "job:/out", "dest", "--worker", "x"}}) {
     const Outcome result = run(args);
     EXPECT_EQ(result.code, kExitUsage) << ::testing::PrintToString(args);
     EXPECT_NE(result.err.find("kubectl ipu"), std::string::npos) << result.err;
