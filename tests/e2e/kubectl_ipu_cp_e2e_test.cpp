@@ -54,8 +54,9 @@ TEST_F(KubectlIpuCpTest, FilesAWorkerWroteComeOutByteIdenticalFromAnImageWithout
 
   // The image has no tar on PATH (busybox's own shell still knows its applet, but kubectl cp execs `tar`
   // directly), and kubectl cp fails.
-  const auto tarFile = kubectl({"exec", "profiled-worker-0", "-c", "train", "--", "sh", "-c",
-                                "for d in $(echo $PATH | tr : ' '); do [ -e $d/tar ] && echo $d/tar; done; true"});
+  const auto tarFile =
+      kubectl({"exec", "profiled-worker-0", "-c", "train", "--", "sh", "-c",
+               "for d in $(echo $PATH | tr : ' '); do [ -e $d/tar ] && echo $d/tar; done; true"});
   ASSERT_TRUE(tarFile.ok()) << tarFile.describe();
   EXPECT_EQ(tarFile.out, "") << "tar is in the image";
   EXPECT_FALSE(kubectl({"exec", "profiled-worker-0", "-c", "train", "--", "tar", "--help"}).ok());
