@@ -17,13 +17,6 @@ bool isLowerAlnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
-// RFC 1123 label: [a-z0-9-], at most 63, starts and ends with a letter or digit.
-bool isDnsLabel(const std::string& text) {
-  if (text.empty() || text.size() > kMaxLabel) return false;
-  if (!isLowerAlnum(text.front()) || !isLowerAlnum(text.back())) return false;
-  return std::all_of(text.begin(), text.end(), [](char c) { return isLowerAlnum(c) || c == '-'; });
-}
-
 // `text` cut to at most `keep` characters with trailing separators removed (a label may not end in one),
 // then "-" and a hash of `whole`.
 std::string cutWithHash(std::string text, std::size_t keep, const std::string& whole) {
@@ -38,6 +31,12 @@ std::string dotsAsDashes(std::string text) {
 }
 
 }  // namespace
+
+bool isDnsLabel(std::string_view text) {
+  if (text.empty() || text.size() > kMaxLabel) return false;
+  if (!isLowerAlnum(text.front()) || !isLowerAlnum(text.back())) return false;
+  return std::all_of(text.begin(), text.end(), [](char c) { return isLowerAlnum(c) || c == '-'; });
+}
 
 std::string workerPodName(const std::string& jobName, int workerIndex) {
   return jobName + kWorkerInfix + std::to_string(workerIndex);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "api/ipujob.h"
 
@@ -16,6 +17,9 @@ namespace ipu::controllers {
 
 // "<job>-worker-<k>", as users type it in `kubectl logs`. Never shortened.
 std::string workerPodName(const std::string& jobName, int workerIndex);
+
+// An RFC 1123 label ([a-z0-9-], at most 63, starting and ending with a letter or digit): a namespace's name.
+bool isDnsLabel(std::string_view text);
 
 // The pod's spec.hostname, a DNS label (63, no dots): "<job>-worker-<k>" when that is one; otherwise the
 // job name with dots as '-', cut, plus 8 hex digits of a hash of the whole name, then "-worker-<k>".

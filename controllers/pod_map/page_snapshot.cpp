@@ -8,6 +8,33 @@
 #include "pod_map/pod_map_publisher.h"
 
 namespace ipu::controllers {
+namespace {
+
+const api::Json& objectOf(const api::Json& object) {
+  return object;
+}
+const api::Json& objectOf(const kube::ObjectPtr& object) {
+  return *object;
+}
+
+// Every job named by uid, and the quota report of the quotas and the jobs waiting for admission: the same
+// from the leader's caches (ObjectPtr) and from a standby's lists (Json).
+template <typename Jobs, typename Quotas>
+void addJobsAndQuotas(PageSnapshot& snapshot, const Jobs& jobs, const Quotas& quotas) {
+  std::vector<api::Json> waiting;
+  for (const auto& item : jobs) {
+    const api::Json& job = objectOf(item);
+    const api::Json& metadata = member(job, "metadata");
+    snapshot.jobs[stringMember(metadata, "uid")] = {stringMember(metadata, "namespace"),
+                                                    stringMember(metadata, "name")};
+    if (api::waitsForAdmission(job)) waiting.push_back(job);
+  }
+  std::vector<api::Json> quotaObjects;
+  for (const auto& quota : quotas) quotaObjects.push_back(objectOf(quota));
+  snapshot.quotas = quotaReportOf(quotaObjects, waiting);
+}
+
+}  // namespace
 
 PageSnapshot pageSnapshotOf(const VipuInventory& inventory, const kube::Store& jobs,
                             const kube::Store& quotas, const std::vector<std::string>& controllers,
@@ -20,16 +47,7 @@ PageSnapshot pageSnapshotOf(const VipuInventory& inventory, const kube::Store& j
     const auto view = inventory.view(controller);
     snapshot.pods.push_back(ipuPodStatusOf(controller, view.get(), allJobs, prefixes));
   }
-  std::vector<api::Json> waiting;
-  for (const kube::ObjectPtr& job : allJobs) {
-    const api::Json& metadata = member(*job, "metadata");
-    snapshot.jobs[stringMember(metadata, "uid")] = {stringMember(metadata, "namespace"),
-                                                    stringMember(metadata, "name")};
-    if (api::waitsForAdmission(*job)) waiting.push_back(*job);
-  }
-  std::vector<api::Json> quotaObjects;
-  for (const kube::ObjectPtr& quota : quotas.list()) quotaObjects.push_back(*quota);
-  snapshot.quotas = quotaReportOf(quotaObjects, waiting);
+  addJobsAndQuotas(snapshot, allJobs, quotas.list());
   return snapshot;
 }
 
@@ -42,19 +60,10 @@ Result<PageSnapshot> pageSnapshotFromApi(kube::RestClient& client, Clock::WallTi
     snapshot.pods.push_back(api::parseIpuPodStatus(member(pod, "status")));
   auto jobs = client.listAll(api::ipuJobResource(), "", {.skipItemFields = {"metadata.managedFields"}}, stop);
   if (!jobs) return jobs.error();
-  std::vector<api::Json> waiting;
-  for (const api::Json& job : arrayMember(*jobs, "items")) {
-    const api::Json& metadata = member(job, "metadata");
-    snapshot.jobs[stringMember(metadata, "uid")] = {stringMember(metadata, "namespace"),
-                                                    stringMember(metadata, "name")};
-    if (api::waitsForAdmission(job)) waiting.push_back(job);
-  }
   auto quotas =
       client.listAll(api::ipuQuotaResource(), "", {.skipItemFields = {"metadata.managedFields"}}, stop);
   if (!quotas) return quotas.error();
-  std::vector<api::Json> quotaObjects;
-  for (const api::Json& quota : arrayMember(*quotas, "items")) quotaObjects.push_back(quota);
-  snapshot.quotas = quotaReportOf(quotaObjects, waiting);
+  addJobsAndQuotas(snapshot, arrayMember(*jobs, "items"), arrayMember(*quotas, "items"));
   return snapshot;
 }
 

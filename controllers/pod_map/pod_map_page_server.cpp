@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "ipujob/child_names.h"
 #include "pod_map/page_snapshot.h"
 
 namespace ipu::controllers {
@@ -53,11 +54,8 @@ Result<std::string> askedNamespace(std::string_view query) {
     const std::string_view pair = query.substr(0, amp);
     if (pair.substr(0, pair.find('=')) == "namespace" && pair.find('=') != std::string_view::npos) {
       const std::string_view value = pair.substr(pair.find('=') + 1);
-      const bool label =
-          !value.empty() && value.size() <= 63 &&
-          value.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") == std::string::npos &&
-          value.front() != '-' && value.back() != '-';
-      if (!label) return makeError(ErrorCode::kInvalidArgument, "?namespace= takes a namespace's name");
+      if (!isDnsLabel(value))
+        return makeError(ErrorCode::kInvalidArgument, "?namespace= takes a namespace's name");
       return std::string(value);
     }
     if (amp == std::string_view::npos) break;
