@@ -36,6 +36,19 @@ std::optional<std::string> runtimeContainerOf(const Json& pod) {
   return std::nullopt;
 }
 
+// The directory worker 0's retention container keeps after the command ended (spec.outputs), when the pod
+// has one: the mount of its outputs volume (its other mount is the runtime's own).
+std::optional<std::string> retainedPathOf(const Json& pod) {
+  for (const Json& container : arrayMember(member(pod, "spec"), "containers")) {
+    if (stringMember(container, "name") != contract::kRetentionContainer) continue;
+    for (const Json& mount : arrayMember(container, "volumeMounts")) {
+      if (const std::string path = stringMember(mount, "mountPath"); path != contract::kInstallDir)
+        return path;
+    }
+  }
+  return std::nullopt;
+}
+
 bool ownedByJob(const Json& pod, const std::string& job) {
   for (const Json& owner : arrayMember(member(pod, "metadata"), "ownerReferences")) {
     if (stringMember(owner, "kind") == "IPUJob" && stringMember(owner, "name") == job &&
@@ -153,17 +166,30 @@ int copyFromJob(kube::RestClient& client, const CopyOptions& options, std::ostre
         << "`kubectl cp` can copy from it if its image has tar\n";
     return 1;
   }
+  std::string source = *container;
   if (const std::string state = containerState(*pod, *container); state != "running") {
-    err << "error: the container " << *container << " of " << podName << " is " << state
-        << ": files can be copied from a worker while its container runs\n";
-    return 1;
+    // The command ended: a pod that keeps its outputs (spec.outputs) serves them from its retention
+    // container, which sees that directory only.
+    const auto retained = retainedPathOf(*pod);
+    if (!retained || containerState(*pod, contract::kRetentionContainer) != "running") {
+      err << "error: the container " << *container << " of " << podName << " is " << state
+          << ": files can be copied from a worker while its container runs, or from worker 0 while it keeps "
+             "spec.outputs\n";
+      return 1;
+    }
+    if (!contract::pathWithin(options.path, *retained)) {
+      err << "error: the command of " << podName << " has ended and only " << *retained
+          << " is kept (spec.outputs): copy " << options.job << ":" << *retained << " or a path under it\n";
+      return 1;
+    }
+    source = contract::kRetentionContainer;
   }
   const char* kubectl = std::getenv("KUBECTL");
   std::vector<std::string> argv{kubectl != nullptr && *kubectl != '\0' ? kubectl : "kubectl"};
   if (!options.kubeconfig.empty()) argv.insert(argv.end(), {"--kubeconfig", options.kubeconfig});
   if (!options.context.empty()) argv.insert(argv.end(), {"--context", options.context});
-  argv.insert(argv.end(), {"--namespace", options.ns, "exec", podName, "-c", *container, "--",
-                           contract::kBinary, contract::kFilesCommand, options.path});
+  argv.insert(argv.end(), {"--namespace", options.ns, "exec", podName, "-c", source, "--", contract::kBinary,
+                           contract::kFilesCommand, options.path});
   try {
     runtime::files::ArchiveExtractor extractor(
         options.destination, [&err](const std::string& warning) { err << "warning: " << warning << '\n'; });

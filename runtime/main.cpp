@@ -7,6 +7,8 @@
 //   ipu-runtime rsh HOST CMD…             mpirun's remote-start agent (OMPI_MCA_plm_rsh_agent)
 //   ipu-runtime install DIR               the init container: copy this binary into DIR
 //   ipu-runtime files PATH                `kubectl ipu cp`: PATH as a ustar stream on stdout (no tar needed)
+//   ipu-runtime retain --lock FILE --seconds N --path PATH
+//                                         worker 0's outputs kept N s after its command ends (spec.outputs)
 //   ipu-runtime version
 #include <csignal>
 #include <cstdio>
@@ -21,17 +23,20 @@
 
 #include "contract/runtime_contract.h"
 #include "files/tree_archive.h"
+#include "idle/idle_watch.h"
 #include "launch/launch.h"
 #include "process/supervisor.h"
 #include "process/termination.h"
 #include "remote/agent.h"
 #include "remote/rsh.h"
+#include "retention/worker_lock.h"
 #include "settings/whole_number.h"
 #include "tls/tls.h"
 
 namespace {
 
 namespace contract = ipu::runtime::contract;
+namespace idle = ipu::runtime::idle;
 namespace launch = ipu::runtime::launch;
 namespace process = ipu::runtime::process;
 namespace remote = ipu::runtime::remote;
@@ -46,6 +51,7 @@ const char* usage =
     "       ipu-runtime rsh HOST CMD [ARG...]\n"
     "       ipu-runtime install DIR\n"
     "       ipu-runtime files PATH\n"
+    "       ipu-runtime retain --lock FILE --seconds N --path PATH\n"
     "       ipu-runtime version\n";
 
 int usageError(const std::string& why) {
@@ -88,10 +94,30 @@ std::string selfPath() {
   return error ? std::string(contract::kBinary) : path.string();
 }
 
+// IPU_RUNTIME_IDLE_SECONDS: an interactive worker with idle reclaim on (0: off).
+std::chrono::seconds idleSecondsFromEnvironment() {
+  const std::string text = env(contract::kEnvIdleSeconds);
+  if (text.empty()) return std::chrono::seconds(0);
+  return std::chrono::seconds(settings::wholeNumberIn(contract::kEnvIdleSeconds, text, 0, 31536000));
+}
+
 int runExec(const std::vector<std::string>& args) {
   std::vector<std::string> command = commandAfter(args, 0);
   if (command.empty()) return usageError("exec needs a command");
-  process::Supervised outcome = process::supervise(command);
+  const std::chrono::seconds idleFor = idleSecondsFromEnvironment();
+  std::optional<idle::IdleWatch> watch;
+  process::Supervised outcome = process::supervise(command, {}, [&](pid_t pid) {
+    if (idleFor.count() > 0) watch.emplace(idle::IdleOptions{idleFor}, pid);
+  });
+  if (watch && watch->reclaimed()) {
+    // Ended by the watch, not by itself: the worker succeeds, and the job says why it ended.
+    const std::string message = std::string(contract::kIdleReclaimedMessage) + watch->reason();
+    watch.reset();
+    std::fprintf(stderr, "ipu-runtime exec: %s\n", message.c_str());
+    process::writeTerminationMessage(env(contract::kEnvTerminationLog), message);
+    return 0;
+  }
+  watch.reset();
   std::string message =
       process::terminationMessage({hostName(), env(contract::kEnvInstance), launch::shellJoin(command),
                                    outcome.status, outcome.ran, outcome.spawnError});
@@ -186,9 +212,48 @@ int runFiles(const std::vector<std::string>& args) {
   }
 }
 
+// The retention container of worker 0 (spec.outputs): every flag is the operator's, all required.
+int runRetain(const std::vector<std::string>& args) {
+  ipu::runtime::retention::RetainOptions options;
+  bool seconds = false;
+  for (std::size_t i = 0; i < args.size(); i += 2) {
+    if (i + 1 >= args.size()) return usageError("retain: " + args[i] + " needs a value");
+    if (args[i] == "--lock") {
+      options.lockPath = args[i + 1];
+    } else if (args[i] == "--seconds") {
+      options.retain = std::chrono::seconds(settings::wholeNumberIn("--seconds", args[i + 1], 0, 31536000));
+      seconds = true;
+    } else if (args[i] == "--path") {
+      options.outputsPath = args[i + 1];
+    } else {
+      return usageError("retain: unknown flag " + args[i]);
+    }
+  }
+  if (options.lockPath.empty() || !seconds || options.outputsPath.empty())
+    return usageError("retain needs --lock, --seconds and --path");
+  return ipu::runtime::retention::runRetain(options);
+}
+
+// Worker 0 of a job that keeps its outputs: the lock the retention container waits on, held until this
+// process exits (contract::kEnvWorkerLock). Without it the outputs are not kept, which the log says; the
+// command runs all the same.
+void holdWorkerLockWhenAsked() {
+  const std::string path = env(contract::kEnvWorkerLock);
+  if (path.empty()) return;
+  try {
+    static ipu::runtime::Fd held = ipu::runtime::retention::holdWorkerLock(path);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "ipu-runtime: %s: the outputs will not be kept after the command ends\n",
+                 error.what());
+  }
+}
+
 int dispatch(const std::string& subcommand, const std::vector<std::string>& args) {
+  if (subcommand == contract::kExecCommand || subcommand == contract::kLaunchCommand)
+    holdWorkerLockWhenAsked();
   if (subcommand == contract::kExecCommand) return runExec(args);
   if (subcommand == contract::kLaunchCommand) return runLaunch(args);
+  if (subcommand == contract::kRetainCommand) return runRetain(args);
   if (subcommand == contract::kAgentCommand) return runAgent(args);
   if (subcommand == contract::kRshCommand) return runRsh(args);
   if (subcommand == contract::kInstallCommand) return runInstall(args);

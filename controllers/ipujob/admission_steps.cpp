@@ -5,6 +5,7 @@
 #include "common/time_format.h"
 #include "ipujob/launch_form.h"
 #include "ipujob/orphan_partitions.h"
+#include "ipujob/output_retention.h"
 #include "ipujob/partition_steps.h"
 #include "ipujob/worker_pod.h"
 
@@ -159,6 +160,21 @@ void AdmissionSteps::tellHowInstancesStart(const JobPass& pass, const api::IpuJo
   }
   if (auto notice = launchFormNotice(spec, !options_.pods.runtime.image.empty()))
     events_.record(kube::referenceTo(pass.object), notice->type, notice->reason, notice->message);
+  if (auto message = idleReclaimNotWatchedMessage(spec, options_.pods.interactive,
+                                                  !options_.pods.runtime.image.empty())) {
+    events_.record(kube::referenceTo(pass.object), kube::EventType::kWarning, "IdleReclaimNotWatched",
+                   *message);
+  }
+  if (auto message = outputsNotRetainedMessage(spec, options_.pods.runtime)) {
+    events_.record(kube::referenceTo(pass.object), kube::EventType::kWarning, "OutputsNotRetained", *message);
+  } else if (spec.outputs) {
+    if (const RetainFor retain = retainFor(*spec.outputs, options_.pods.outputs); retain.capped) {
+      events_.record(kube::referenceTo(pass.object), kube::EventType::kWarning, "OutputsRetentionCapped",
+                     "spec.outputs.retainSeconds asks for " + std::to_string(spec.outputs->retainSeconds) +
+                         " s; the operator keeps worker 0 at most " + std::to_string(retain.seconds.count()) +
+                         " s after its command ends (--outputs-max-retain-seconds)");
+    }
+  }
 }
 
 }  // namespace ipu::controllers

@@ -232,6 +232,17 @@ StepOutcome IpuJobReconciler::judge(JobPass& pass, const api::IpuJob& job, const
   status.desiredReplicas = count;
   status.currentInstances = job.spec.jobInstances;
   const WorkerVerdict verdict = judgeWorkers(job.spec, pass.attempt(), workers.outcomes);
+  const bool allDone = verdict.kind == WorkerVerdict::Kind::kSucceed ||
+                       (verdict.kind == WorkerVerdict::Kind::kRestart && verdict.reason == "Completed");
+  if (job.spec.interactive && allDone) {
+    // Ended by idle reclaim: the session is over, whatever restartPolicy would do with finished workers.
+    if (auto idle = idleReclaimReason(workers.outcomes)) {
+      status.completionTime = formatTime(pass.now);
+      pass.setPhase(kPhaseSucceeded, "InteractiveIdle",
+                    "Reclaimed as idle (" + *idle + "): workers stopped, IPUs released");
+      return Action::requeueNow();  // finished(): partitions, pods, TTL
+    }
+  }
   switch (verdict.kind) {
     case WorkerVerdict::Kind::kFail:
       return pass.fail(verdict.reason, verdict.message);
@@ -266,7 +277,7 @@ std::optional<StepOutcome> IpuJobReconciler::keepInteractiveSession(JobPass& pas
                                                                     std::optional<Clock::Duration>& next) {
   auto& status = pass.status;
   const std::optional<api::InteractiveStatus> before = status.interactive;
-  const InteractiveTtl ttl = interactiveTtl(spec, options_.interactive);
+  const InteractiveTtl ttl = interactiveTtl(spec, options_.pods.interactive);
   status.interactive = interactiveStatus(before, ttl.ttl, pass.now);
   const std::string& expiresAt = status.interactive->expiresAt;
   if (ttl.capped && (!before || before->ttlSeconds != status.interactive->ttlSeconds)) {

@@ -6,7 +6,6 @@
 
 #include "api/worker_pod_profile.h"
 #include "common/clock.h"
-#include "ipujob/interactive_session.h"
 #include "ipujob/worker_pod.h"
 #include "quota/quota_ledger.h"
 
@@ -48,8 +47,6 @@ struct ReconcilerOptions {
   // What a worker template may ask for in a namespace (api::WorkerPodProfile: the admin's default, or the
   // Namespace's annotation); checked before admission. Empty: ipu-baseline everywhere.
   std::function<api::WorkerPodProfile(const std::string& ns)> workerPodProfile;
-  // How long interactive jobs (spec.interactive) live: the default for ttl 0 and the most any may ask.
-  InteractiveLimits interactive;
   ReconcilerHooks hooks;
   // Where admissions claim their namespace's IPUQuota before they are recorded; nullptr: no quotas.
   QuotaLedger* quotaLedger = nullptr;

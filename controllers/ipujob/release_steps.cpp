@@ -3,9 +3,15 @@
 #include "api/resources.h"
 #include "common/failpoint.h"
 #include "common/log.h"
+#include "common/time_format.h"
+#include "ipujob/output_retention.h"
 
 namespace ipu::controllers {
 namespace {
+
+// How long after its end a retention container may still run before its pod is removed anyway (its own timer
+// starts when the command's processes are gone, a moment after the kubelet's finishedAt).
+constexpr Clock::Duration kRetentionGrace = std::chrono::seconds(30);
 
 std::string failureReason(const api::IpuJobStatus& status) {
   const api::Condition* failed = status.condition(kPhaseFailed);
@@ -28,6 +34,7 @@ StepOutcome ReleaseSteps::readmit(JobPass& pass) {
   status.restartCount.reset();
   status.queuePosition.reset();
   status.interactive.reset();
+  status.outputs.reset();
   events_.record(kube::referenceTo(pass.object), kube::EventType::kNormal, "SpecChanged",
                  "The spec changed after the job failed with " + reason + ": admitting it again");
   return StepOutcome::decided(StepOutcome::Decision::kReadmitted, Action::requeueNow());
@@ -39,16 +46,43 @@ StepOutcome ReleaseSteps::finished(JobPass& pass) {
     if (auto released = partitions_.release(pass); !released) return released.error();
   }
   if (Status released = admission_.releaseQuota(pass); !released) return released.error();
-  const auto doomed =
-      podsToRemoveAtEnd(pods_.of(pass), pass.specOrDefaults().cleanPodPolicy, pass.identity.name);
+  const std::vector<kube::ObjectPtr> pods = pods_.of(pass);
+  const auto held = holdOutputs(pass, pods);
+  const auto doomed = podsToRemoveAtEnd(pods, pass.specOrDefaults().cleanPodPolicy, pass.identity.name,
+                                        held ? held->pod : "");
   if (auto removed = workers_.remove(doomed); !removed) return removed.error();
   // The partitions are released: pods whose node stopped answering can be force-deleted.
   auto forced = workers_.forceRemoveOverdue(pass, pods_.of(pass), options_.podDeletionTimeout);
   if (!forced) return forced.error();
   StepOutcome outcome = removeAfterTtl(pass);
-  if (outcome.next && *forced && (!outcome.next->requeueAfter || **forced < *outcome.next->requeueAfter))
-    outcome.next->requeueAfter = **forced;
+  for (const auto& soonest : {*forced, held ? std::optional(held->left) : std::nullopt}) {
+    if (outcome.next && soonest && (!outcome.next->requeueAfter || *soonest < *outcome.next->requeueAfter))
+      outcome.next->requeueAfter = *soonest;
+  }
   return outcome;
+}
+
+std::optional<ReleaseSteps::OutputsHold> ReleaseSteps::holdOutputs(JobPass& pass,
+                                                                   const std::vector<kube::ObjectPtr>& pods) {
+  const std::string name = workerPodName(pass.identity.name, 0);
+  for (const kube::ObjectPtr& pod : pods) {
+    if (stringMember(member(*pod, "metadata"), "name") != name) continue;
+    const auto kept = keptOutputs(*pod);
+    if (!kept || pass.now >= kept->until + kRetentionGrace) return std::nullopt;
+    const api::OutputsStatus record{kept->path, formatTime(kept->until)};
+    if (pass.status.outputs != record) {
+      if (!pass.observed.outputs) {
+        events_.record(kube::referenceTo(pass.object), kube::EventType::kNormal, "OutputsRetained",
+                       name + " keeps " + kept->path + " until " + record.retainedUntil +
+                           " (its command ended; the job's IPUs are released): kubectl ipu cp " +
+                           pass.identity.name + ":" + kept->path + " DEST");
+      }
+      pass.status.outputs = record;
+    }
+    return OutputsHold{name,
+                       std::chrono::duration_cast<Clock::Duration>(kept->until + kRetentionGrace - pass.now)};
+  }
+  return std::nullopt;
 }
 
 StepOutcome ReleaseSteps::removeAfterTtl(const JobPass& pass) {

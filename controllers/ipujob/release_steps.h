@@ -1,6 +1,8 @@
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "api/ipujob.h"
 #include "common/result.h"
@@ -43,6 +45,14 @@ class ReleaseSteps {
 
  private:
   StepOutcome removeAfterTtl(const JobPass& pass);
+  // Worker 0 keeping its outputs (spec.outputs) after its command ended: the pod's name, kept from the pods
+  // removed at the end, and how long until it must have stopped by itself; recorded in status.outputs, with
+  // an Event the first time. nullopt when no pod keeps outputs (any more).
+  struct OutputsHold {
+    std::string pod;
+    Clock::Duration left{};
+  };
+  std::optional<OutputsHold> holdOutputs(JobPass& pass, const std::vector<kube::ObjectPtr>& pods);
   // Suspend and reshape: the job's pods go, its partitions and quota are given back, its records dropped.
   Status letGo(JobPass& pass);
 

@@ -16,7 +16,8 @@ struct WorkerOutcome {
   int exitCode = 0;
   // kFailed with an exit code: the container's termination message (ipu-runtime's line naming the instance;
   // "init container NAME: ..." for an init container); without one: the pod's reason; kLost: what happened
-  // (deleted, or the pod's reason: "Evicted: The node was low on resource: memory.").
+  // (deleted, or the pod's reason: "Evicted: The node was low on resource: memory."); kSucceeded: the
+  // termination message, if any (an idle reclaim's reason).
   std::string detail;
 };
 

@@ -21,18 +21,6 @@ constexpr const char* kDefaultTerminationLog = "/dev/termination-log";
 // fsGroup, to which the kubelet adds group read).
 constexpr int kCredentialsMode = 0400;
 
-// The user the first container runs as, when the pod says (its own securityContext wins over the pod's).
-std::optional<std::int64_t> workerRunAsUser(const Json& podSpec) {
-  const Json& containers = member(podSpec, "containers");
-  static const Json kNone;
-  const Json& worker = containers.is_array() && !containers.empty() ? containers[0] : kNone;
-  for (const Json* context : {&member(worker, "securityContext"), &member(podSpec, "securityContext")}) {
-    if (const Json& user = member(*context, "runAsUser"); user.is_number_integer())
-      return user.get<std::int64_t>();
-  }
-  return std::nullopt;
-}
-
 void addMount(Json& container, const std::string& volume, const std::string& path, bool readOnly) {
   Json& mounts = arrayMember(container, "volumeMounts");
   if (findNamed(mounts, volume) == nullptr)
@@ -94,6 +82,17 @@ void applyLauncherEnv(Json& container, const api::IpuJobSpec& spec) {
 }
 
 }  // namespace
+
+std::optional<std::int64_t> workerSecurityInteger(const Json& podSpec, const char* field) {
+  const Json& containers = member(podSpec, "containers");
+  static const Json kNone;
+  const Json& worker = containers.is_array() && !containers.empty() ? containers[0] : kNone;
+  for (const Json* context : {&member(worker, "securityContext"), &member(podSpec, "securityContext")}) {
+    if (const Json& value = member(*context, field); value.is_number_integer())
+      return value.get<std::int64_t>();
+  }
+  return std::nullopt;
+}
 
 WorkerRole workerRole(const api::IpuJobSpec& spec, int workerIndex) {
   if (!needsRuntimeCredentials(spec) && spec.launcherCommand.empty()) return WorkerRole::kExec;
@@ -177,7 +176,7 @@ void injectRuntime(Json& podSpec, const api::IpuJob& job, int workerIndex, const
 std::optional<std::string> runtimeKeyUnreadable(const Json& podSpec, const api::IpuJobSpec& spec,
                                                 const RuntimeOptions& options) {
   if (options.image.empty() || !needsRuntimeCredentials(spec)) return std::nullopt;
-  const auto user = workerRunAsUser(podSpec);
+  const auto user = workerSecurityInteger(podSpec, "runAsUser");
   if (!user || *user == 0 || member(member(podSpec, "securityContext"), "fsGroup").is_number_integer())
     return std::nullopt;
   return "spec.workers.template: the worker container runs as user " + std::to_string(*user) +

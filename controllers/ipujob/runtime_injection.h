@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -57,6 +58,10 @@ std::string instancePeers(const api::IpuJob& job, int workerIndex);
 // key is for the container's own user, root unless it sets one) and pin its CA (IPU_RUNTIME_CA_SHA256).
 void injectRuntime(Json& podSpec, const api::IpuJob& job, int workerIndex, const RuntimeOptions& options,
                    const api::RuntimeSecretRecord& secret);
+
+// A whole-number field of the worker container's securityContext (runAsUser, runAsGroup), its own or else
+// the pod's, as the kubelet applies them; nullopt when neither sets it (the image decides).
+std::optional<std::int64_t> workerSecurityInteger(const Json& podSpec, const char* field);
 
 // Why the runtime in the worker pod `podSpec` could not read the job's key (nullopt: it can): the worker
 // container runs as a user other than root (runAsUser, its own or the pod's) while the pod sets no fsGroup,

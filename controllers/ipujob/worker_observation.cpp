@@ -6,6 +6,7 @@
 
 #include "common/json_access.h"
 #include "common/time_format.h"
+#include "ipujob/output_retention.h"
 #include "ipujob/worker_pod.h"
 
 namespace ipu::controllers {
@@ -42,6 +43,17 @@ std::pair<int, std::string> firstFailedContainer(const Json& pod) {
   return {0, ""};
 }
 
+// The first termination message of the pod's containers ("" when none wrote one): how ipu-runtime's command
+// ended, an idle reclaim's reason.
+std::string firstTerminationMessage(const Json& pod) {
+  for (const Json& status : ipu::arrayMember(member(pod, "status"), "containerStatuses")) {
+    std::string message = stringMember(member(member(status, "state"), "terminated"), "message");
+    while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+    if (!message.empty()) return message;
+  }
+  return "";
+}
+
 // Ended by the cluster, not by its program: evicted by the kubelet (node pressure) or the Eviction API,
 // preempted, or its node gone. Kubernetes marks most with the DisruptionTarget condition; the kubelet's own
 // evictions say so in status.reason. Its exit code (often 137, killed) is not the program's verdict.
@@ -68,11 +80,14 @@ std::string podReason(const Json& pod) {
   return reason + (!reason.empty() && !message.empty() ? ": " : "") + message;
 }
 
-// A worker pod as restartPolicy sees it.
+// A worker pod as restartPolicy sees it: by its command (a pod that keeps its outputs runs on after it).
 WorkerOutcome outcomeOf(const std::string& name, const Json& pod) {
   WorkerOutcome outcome{name, WorkerOutcome::State::kActive, 0, {}};
-  const std::string phase = podPhase(pod);
-  if (phase == "Succeeded") outcome.state = WorkerOutcome::State::kSucceeded;
+  const std::string phase = commandPhase(pod);
+  if (phase == "Succeeded") {
+    outcome.state = WorkerOutcome::State::kSucceeded;
+    outcome.detail = firstTerminationMessage(pod);
+  }
   if (phase != "Failed") return outcome;
   if (disrupted(pod)) {
     // Lost, like a deleted pod: every restart policy but Never tries again, ExitCode included.
@@ -219,7 +234,7 @@ WorkerObservation observeWorkers(const api::IpuJob& job, const WorkerPods& pods,
       judgeStart(*pod->second, *limits, observation);
       judgeDeletion(*pod->second, *limits, observation);
     }
-    const std::string phase = podPhase(*pod->second);
+    const std::string phase = commandPhase(*pod->second);
     if (phase == "Running") ++observation.running;
     if (phase == "Succeeded") ++observation.succeeded;
   }
@@ -227,11 +242,14 @@ WorkerObservation observeWorkers(const api::IpuJob& job, const WorkerPods& pods,
 }
 
 std::vector<kube::ObjectPtr> podsToRemoveAtEnd(const std::vector<kube::ObjectPtr>& pods,
-                                               api::CleanPodPolicy policy, const std::string& jobName) {
-  const std::string keep = workerPodName(jobName, 0);
+                                               api::CleanPodPolicy policy, const std::string& jobName,
+                                               const std::string& keep) {
+  const std::string workerZeroName = workerPodName(jobName, 0);
   std::vector<kube::ObjectPtr> doomed;
   for (const kube::ObjectPtr& pod : pods) {
-    const bool workerZero = stringMember(member(*pod, "metadata"), "name") == keep;
+    const std::string name = stringMember(member(*pod, "metadata"), "name");
+    if (!keep.empty() && name == keep) continue;
+    const bool workerZero = name == workerZeroName;
     if (!podFinished(*pod) || policy == api::CleanPodPolicy::kAll ||
         (policy == api::CleanPodPolicy::kWorkers && !workerZero)) {
       doomed.push_back(pod);

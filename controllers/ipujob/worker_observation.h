@@ -65,9 +65,10 @@ WorkerObservation observeWorkers(const api::IpuJob& job, const WorkerPods& pods,
 
 // The pods to delete once the job has ended: workers still running (they would hold nothing but a released
 // partition), then by cleanPodPolicy: All of them, or Workers = every one but <job>-worker-0 (its logs are
-// what users read). Pure.
+// what users read). The pod named `keep` (worker 0 keeping its outputs; "" for none) is not deleted. Pure.
 std::vector<kube::ObjectPtr> podsToRemoveAtEnd(const std::vector<kube::ObjectPtr>& pods,
-                                               api::CleanPodPolicy policy, const std::string& jobName);
+                                               api::CleanPodPolicy policy, const std::string& jobName,
+                                               const std::string& keep = "");
 
 // A pod's status.phase ("" when it has none yet).
 std::string podPhase(const Json& pod);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/json_access.h"
 #include "contract/runtime_contract.h"
 #include "ipujob/pod_json.h"
 
@@ -145,6 +146,18 @@ Result<Json> tryBuildWorkerPod(const api::IpuJob& job, int workerIndex, const Wo
                                const WorkerPodOptions& options) {
   try {
     Json pod = buildWorkerPod(job, workerIndex, partition, options);
+    if (workerIndex == 0 && job.spec.outputs) {
+      const std::chrono::seconds retain = retainFor(*job.spec.outputs, options.outputs).seconds;
+      if (Status added = addOutputsRetention(pod, *job.spec.outputs, retain, options.runtime); !added)
+        return added.error();
+    }
+    if (job.spec.interactive && workerRole(job.spec, workerIndex) == WorkerRole::kExec) {
+      const auto idle = idleReclaimAfter(*job.spec.interactive, options.interactive);
+      Json& worker = pod["spec"]["containers"][0];
+      const std::vector<std::string> command = stringsOf(member(worker, "command"));
+      if (idle.count() > 0 && !command.empty() && command.front() == contract::kBinary)
+        setEnv(arrayMember(worker, "env"), contract::kEnvIdleSeconds, std::to_string(idle.count()));
+    }
     if (auto why = runtimeKeyUnreadable(pod["spec"], job.spec, options.runtime))
       return makeError(ErrorCode::kInvalidArgument, *why);
     return pod;

@@ -8,6 +8,8 @@
 #include "api/resources.h"
 #include "common/result.h"
 #include "ipujob/child_names.h"
+#include "ipujob/interactive_session.h"
+#include "ipujob/output_retention.h"
 #include "ipujob/runtime_injection.h"
 
 namespace ipu::controllers {
@@ -36,6 +38,9 @@ struct WorkerPodOptions {
   std::string shmSizeLimit = "10Gi";  // for the /dev/shm emptyDir the operator adds when the user has none
   int ipuofTimeoutSeconds = 120;      // IPUOF_VIPU_API_TIMEOUT unless the user set it
   RuntimeOptions runtime;             // ipu-runtime's image; empty: not injected
+  RetentionLimits outputs;            // how long worker 0 keeps spec.outputs after its command ends
+  // How long interactive jobs (spec.interactive) live, and their idle reclaim.
+  InteractiveLimits interactive;
 };
 
 // Worker pod `workerIndex` (0 .. workerCount-1) of the job: the user's template with what Poplar needs merged
@@ -56,9 +61,11 @@ struct WorkerPodOptions {
 Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const WorkerAssignment& partition,
                     const WorkerPodOptions& options = {});
 
-// buildWorkerPod as a value: a template that passed the spec's checks but still cannot be built (a shape no
-// check foresaw), or a pod whose runtime could not read the job's key (runtimeKeyUnreadable), is
-// InvalidArgument with the cause, so that its job ends InvalidSpec instead of a pass throwing on every retry.
+// buildWorkerPod as a value, and worker 0 with the retention of spec.outputs (addOutputsRetention): a
+// template that passed the spec's checks but still cannot be built (a shape no check foresaw), an outputs
+// path that collides with a mount, or a pod whose runtime could not read the job's key
+// (runtimeKeyUnreadable), is InvalidArgument with the cause, so that its job ends InvalidSpec instead of a
+// pass throwing on every retry.
 Result<Json> tryBuildWorkerPod(const api::IpuJob& job, int workerIndex, const WorkerAssignment& partition,
                                const WorkerPodOptions& options = {});
 

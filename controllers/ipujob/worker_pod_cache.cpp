@@ -32,6 +32,12 @@ Json trimmedMetadata(Json& metadata) {
     kept["labels"] =
         only(*labels, {api::kJobNameLabel, api::kInstanceLabel, api::kWorkerIndexLabel, api::kAttemptLabel});
   }
+  // Of the annotations, only the retention of worker 0's outputs that the operator wrote.
+  if (auto annotations = metadata.find("annotations");
+      annotations != metadata.end() && annotations->is_object()) {
+    Json outputs = only(*annotations, {api::kOutputsPathAnnotation, api::kOutputsRetainAnnotation});
+    if (!outputs.empty()) kept["annotations"] = std::move(outputs);
+  }
   if (auto owners = metadata.find("ownerReferences"); owners != metadata.end() && owners->is_array()) {
     Json references = Json::array();
     for (auto& owner : *owners)
@@ -50,7 +56,7 @@ Json trimmedContainerStatuses(Json& statuses) {
     if (current.contains("running")) state["running"] = Json::object();
     if (current.contains("waiting")) state["waiting"] = only(current["waiting"], {"reason", "message"});
     if (current.contains("terminated"))
-      state["terminated"] = only(current["terminated"], {"exitCode", "reason", "message"});
+      state["terminated"] = only(current["terminated"], {"exitCode", "reason", "message", "finishedAt"});
     Json entry = only(status, {"name"});
     entry["state"] = std::move(state);
     kept.push_back(std::move(entry));

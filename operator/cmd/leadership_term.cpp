@@ -71,8 +71,11 @@ controllers::ReconcilerOptions reconcilerOptions(const OperatorFlags& flags,
   options.partitionIdPrefix = prefixes.current;
   options.legacyPartitionIdPrefix = prefixes.legacy;
   options.podStartTimeout = std::chrono::seconds(flags.podStartTimeoutSeconds);
-  options.interactive = {std::chrono::seconds(flags.interactiveDefaultTtlSeconds),
-                         std::chrono::seconds(flags.interactiveMaxTtlSeconds)};
+  options.pods.interactive = {std::chrono::seconds(flags.interactiveDefaultTtlSeconds),
+                              std::chrono::seconds(flags.interactiveMaxTtlSeconds),
+                              std::chrono::seconds(flags.interactiveIdleSeconds)};
+  options.pods.outputs = {std::chrono::seconds(flags.outputsRetainSeconds),
+                          std::chrono::seconds(flags.outputsMaxRetainSeconds)};
   options.podDeletionTimeout = std::chrono::seconds(flags.podDeletionTimeoutSeconds);
   // With several controllers, one that is slow or does not answer may hold all but one reconcile worker.
   if (flags.vipuControllers.size() > 1) options.vipuPassesPerController = std::max(1, flags.workers - 1);

@@ -128,6 +128,20 @@ void defineFlags(cli::Flags& set, RawFlags& raw) {
                  "spec.interactive.ttl is cut to this (Warning Event InteractiveTtlCapped)",
                  1, 31536000, "SECONDS");
   set.addInteger(
+      "interactive-idle-seconds", &f.interactiveIdleSeconds,
+      "idle reclaim: an interactive IPUJob's single-worker instance ends after this long without a "
+      "process started by kubectl exec, port-forward traffic or CPU use (spec.interactive.idleSeconds "
+      "0), and none waits longer; 0: off unless the job asks",
+      0, 31536000, "SECONDS");
+  set.addInteger("outputs-retain-seconds", &f.outputsRetainSeconds,
+                 "how long worker 0 of an IPUJob with spec.outputs (and retainSeconds 0) keeps its outputs "
+                 "directory for kubectl ipu cp after its command ends",
+                 1, 31536000, "SECONDS");
+  set.addInteger("outputs-max-retain-seconds", &f.outputsMaxRetainSeconds,
+                 "the longest worker 0 keeps spec.outputs after its command ends: a longer "
+                 "spec.outputs.retainSeconds is cut to this (Warning Event OutputsRetentionCapped)",
+                 1, 31536000, "SECONDS");
+  set.addInteger(
       "pod-map-interval-seconds", &f.podMapIntervalSeconds,
       "each V-IPU controller's IPUPod (what is free and who holds it, read by `kubectl ipu status`) "
       "is written at most this often, and only when it changed; 0: no IPUPods",
@@ -271,6 +285,12 @@ Status checkValues(RawFlags& raw, const std::vector<std::string>& controllers) {
                                                       std::to_string(flags.interactiveDefaultTtlSeconds) +
                                                       ") is longer than --interactive-max-ttl-seconds (" +
                                                       std::to_string(flags.interactiveMaxTtlSeconds) + ")");
+  }
+  if (flags.outputsRetainSeconds > flags.outputsMaxRetainSeconds) {
+    return makeError(ErrorCode::kInvalidArgument, "--outputs-retain-seconds (" +
+                                                      std::to_string(flags.outputsRetainSeconds) +
+                                                      ") is longer than --outputs-max-retain-seconds (" +
+                                                      std::to_string(flags.outputsMaxRetainSeconds) + ")");
   }
   if (!controllers::parseQueueingStrategy(raw.queueingStrategy, flags.queueingStrategy)) {
     return makeError(

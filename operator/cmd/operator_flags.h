@@ -54,6 +54,10 @@ struct OperatorFlags {
   // Interactive jobs (spec.interactive): the ttl of one that asks for 0, and the most any may have.
   int interactiveDefaultTtlSeconds = 4 * 3600;
   int interactiveMaxTtlSeconds = 24 * 3600;
+  // Worker 0 keeping spec.outputs after its command ends: for retainSeconds 0, and the most any may ask.
+  int interactiveIdleSeconds = 0;  // idle reclaim; 0: off
+  int outputsRetainSeconds = 600;
+  int outputsMaxRetainSeconds = 3600;
   int podMapIntervalSeconds = 5;  // 0: no IPUPods are published
   bool orphanSweepDryRun = false;
   int workers = 2;

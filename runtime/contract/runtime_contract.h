@@ -42,6 +42,20 @@ inline constexpr const char* kInstallCommand = "install";  // ipu-runtime instal
 // Run by `kubectl ipu cp` through `kubectl exec`, not by the operator: PATH as a ustar stream on stdout.
 inline constexpr const char* kFilesCommand = "files";  // ipu-runtime files PATH
 inline constexpr const char* kLauncherFlag = "--launcher";
+// The container that keeps worker 0's outputs (spec.outputs) after its command ends:
+//   ipu-runtime retain --lock FILE --seconds N --path PATH
+// waits until the worker's runtime lets go of FILE's lock (its command ended, however it ended), then keeps
+// the pod running N seconds so that `kubectl ipu cp` can exec into it and read PATH.
+inline constexpr const char* kRetainCommand = "retain";
+inline constexpr const char* kRetentionContainer = "ipu-outputs";
+// Held (flock) by the runtime in the worker container from start to exit; in the runtime's emptyDir, which
+// both containers mount.
+inline constexpr const char* kWorkerLockFile = "/opt/ipu-runtime/worker.lock";
+// Whether `path` is `dir` or under it: the runtime's own directories the outputs may not be in, and what
+// `kubectl ipu cp` may copy from the retention container.
+inline bool pathWithin(std::string_view path, std::string_view dir) {
+  return path == dir || (path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/');
+}
 
 // Environment set by the operator in every worker container.
 // Comma-separated host names of this job instance's workers, worker 0 first, as peers resolve them (the pod's
@@ -56,6 +70,14 @@ inline constexpr int kDefaultPeerTimeoutSeconds = 600;
 // the runtime refuses to use a mounted ca.crt with another digest (a Secret replaced after it was made).
 // Unset for pods made before the operator pinned it.
 inline constexpr const char* kEnvCaSha256 = "IPU_RUNTIME_CA_SHA256";
+// Set in worker 0's container when it keeps its outputs: the file whose lock the runtime holds while it runs
+// (kWorkerLockFile).
+inline constexpr const char* kEnvWorkerLock = "IPU_RUNTIME_WORKER_LOCK";
+// Set in the instance leaders (exec or launch) of an interactive job with idle reclaim on: the seconds
+// without a kubectl exec process, port-forward traffic or CPU use after which the runtime ends the command
+// and exits 0 with a termination message starting with kIdleReclaimedMessage.
+inline constexpr const char* kEnvIdleSeconds = "IPU_RUNTIME_IDLE_SECONDS";
+inline constexpr const char* kIdleReclaimedMessage = "reclaimed as idle: ";
 // Overrides for tests and unusual clusters: the agent's port and the credentials directory.
 inline constexpr const char* kEnvAgentPort = "IPU_RUNTIME_AGENT_PORT";
 inline constexpr const char* kEnvCredentialsDir = "IPU_RUNTIME_TLS_DIR";

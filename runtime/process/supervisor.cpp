@@ -32,7 +32,8 @@ bool reapChildren(pid_t pid, ExitStatus* status) {
 
 }  // namespace
 
-Supervised supervise(const std::vector<std::string>& argv, const SpawnOptions& options) {
+Supervised supervise(const std::vector<std::string>& argv, const SpawnOptions& options,
+                     const std::function<void(pid_t)>& onStarted) {
   SignalFd signals(supervisedSignals());
   Supervised result;
   auto started = std::chrono::steady_clock::now();
@@ -45,6 +46,7 @@ Supervised supervise(const std::vector<std::string>& argv, const SpawnOptions& o
     return result;
   }
   pid_t group = options.newProcessGroup ? -pid : pid;
+  if (onStarted) onStarted(pid);
   while (true) {
     pollfd wait{signals.fd(), POLLIN, 0};
     if (poll(&wait, 1, -1) < 0 && errno != EINTR) break;

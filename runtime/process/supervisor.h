@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct Supervised {
 // Runs `argv` as a child leading its own process group and waits for it, doing what PID 1 of a container
 // must: SIGTERM/SIGINT/SIGHUP/SIGQUIT/SIGUSR1/SIGUSR2 are passed on to the child's group (so a shell's
 // children get them too), and every child that ends is reaped, the command's and orphans alike.
-Supervised supervise(const std::vector<std::string>& argv, const SpawnOptions& options = {});
+// `onStarted`, when set, is called with the child's pid once it runs, on this thread with those signals
+// blocked (a thread it starts inherits the mask, so the signals still reach the supervisor).
+Supervised supervise(const std::vector<std::string>& argv, const SpawnOptions& options = {},
+                     const std::function<void(pid_t)>& onStarted = {});
 
 }  // namespace ipu::runtime::process

@@ -1,8 +1,13 @@
 // Interactive jobs (spec.interactive) with a real Jupyter Notebook server (Debian's jupyter-notebook in the
 // debian-notebook image) on the real node: reached with `kubectl port-forward` as the user guide says, the
 // session's end in status.interactive.expiresAt, moved later when the ttl is raised without touching the
-// worker, then the job Succeeded with InteractiveTimeExpired, its worker stopped and its partition released.
+// worker, then the job Succeeded with InteractiveTimeExpired, its worker stopped and its partition released;
+// and idle reclaim: a notebook nobody reaches ends early (InteractiveIdle), one reached through port-forward
+// every 30 s and one with a process a kubectl exec left running are kept.
+#include <chrono>
+#include <sstream>
 #include <string>
+#include <thread>
 
 #include <gmock/gmock.h>
 
@@ -18,10 +23,11 @@ namespace {
 const Json kNotebook = Json::array({"jupyter-notebook", "--no-browser", "--allow-root", "--ip=0.0.0.0",
                                     "--port=8888", "--NotebookApp.port_retries=0", "--NotebookApp.token="});
 
-std::string notebookJob(const std::string& name, int ttl) {
-  Json job =
-      Json::parse(jobRunning(name, kNotebook, R"({"interactive": {"ttl": )" + std::to_string(ttl) + "}}",
-                             TestCluster::get().value("IPU_CLUSTER_IMAGE_DEBIAN_NOTEBOOK")));
+std::string notebookJob(const std::string& name, int ttl, int idleSeconds = 0) {
+  Json job = Json::parse(jobRunning(name, kNotebook,
+                                    R"({"interactive": {"ttl": )" + std::to_string(ttl) +
+                                        R"(, "idleSeconds": )" + std::to_string(idleSeconds) + "}}",
+                                    TestCluster::get().value("IPU_CLUSTER_IMAGE_DEBIAN_NOTEBOOK")));
   job["spec"]["workers"]["template"]["spec"]["containers"][0]["env"] =
       Json::array({{{"name", "HOME"}, {"value", "/tmp"}}});
   return job.dump();
@@ -32,6 +38,38 @@ class InteractiveJobTest : public OperatorOnRealNodeTest {
   std::string podUid(const std::string& name) {
     const Json pod = getJson("pod", name);
     return pod.is_object() ? pod["metadata"].value("uid", "") : "";
+  }
+
+  // Waits for the notebook in `job`'s worker 0 to say it serves.
+  ::testing::AssertionResult notebookServes(const std::string& job) {
+    const std::string worker = job + "-worker-0";
+    if (eventually(
+            [&] {
+              return kubectl({"logs", worker, "-c", "train"}).out.find(" is running at:") !=
+                     std::string::npos;
+            },
+            90s))
+      return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << kubectl({"logs", worker, "-c", "train"}).out;
+  }
+
+  // Whether the runtime of `job`'s worker 0 logged activity of this kind ("ipu-runtime: activity: ..."
+  // lines).
+  bool activityLogged(const std::string& job, const std::string& kind) {
+    std::istringstream lines(kubectl({"logs", job + "-worker-0", "-c", "train"}).out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find("ipu-runtime: activity:") != std::string::npos && line.find(kind) != std::string::npos)
+        return true;
+    }
+    return false;
+  }
+
+  // kubectl port-forward pod/<worker> :8888; the local port it announced (empty on failure).
+  std::string forwardPort(BackgroundProcess& forward) {
+    const auto announced = forward.readLine(30s);
+    const std::string prefix = "Forwarding from 127.0.0.1:";
+    if (!announced || announced->rfind(prefix, 0) != 0) return "";
+    return announced->substr(prefix.size(), announced->find(' ', prefix.size()) - prefix.size());
   }
 };
 
@@ -66,12 +104,8 @@ TEST_F(InteractiveJobTest, ANotebookAnswersThroughPortForwardUntilItsRaisedTtlEn
   // kubectl port-forward pod/<job>-worker-0 :8888, then the notebook's API through it.
   BackgroundProcess forward(
       TestCluster::get().kubectlCommand({"-n", ns(), "port-forward", "pod/" + worker, ":8888"}));
-  const auto announced = forward.readLine(30s);
-  ASSERT_TRUE(announced) << forward.stderrText();
-  const std::string prefix = "Forwarding from 127.0.0.1:";
-  ASSERT_EQ(announced->rfind(prefix, 0), 0u) << *announced;
-  const std::string localPort =
-      announced->substr(prefix.size(), announced->find(' ', prefix.size()) - prefix.size());
+  const std::string localPort = forwardPort(forward);
+  ASSERT_FALSE(localPort.empty()) << forward.stderrText();
   RunResult answer;
   EXPECT_TRUE(eventually(
       [&] {
@@ -111,6 +145,62 @@ TEST_F(InteractiveJobTest, ANotebookAnswersThroughPortForwardUntilItsRaisedTtlEn
   EXPECT_EQ(status.value("restartCount", 0), 0);
   EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 30s)) << "partition not released";
   EXPECT_TRUE(eventually([&] { return getJson("pod", worker).is_null(); }, 60s)) << "worker not stopped";
+}
+
+// Idle reclaim (interactive.idleSeconds 45), three notebooks at once: one nobody reaches ends early; one
+// whose API answers through kubectl port-forward every 30 s, and one where a process started by kubectl exec
+// runs on after the exec ended, are still running well past the idle time.
+TEST_F(InteractiveJobTest, IdleNotebooksAreReclaimedEarlyThoseInUseAreKept) {
+  const std::string idle = createJob(notebookJob("idle", 600, 45));
+  const std::string forwarded = createJob(notebookJob("forwarded", 600, 45));
+  const std::string execd = createJob(notebookJob("execd", 600, 45));
+  // As soon as it serves, the notebook's API through kubectl port-forward.
+  ASSERT_TRUE(reachesPhase(forwarded, "Running", 180s));
+  ASSERT_TRUE(notebookServes(forwarded));
+  BackgroundProcess forward(TestCluster::get().kubectlCommand(
+      {"-n", ns(), "port-forward", "pod/" + forwarded + "-worker-0", ":8888"}));
+  const std::string localPort = forwardPort(forward);
+  ASSERT_FALSE(localPort.empty()) << forward.stderrText();
+  const auto started = std::chrono::steady_clock::now();
+  // As soon as it serves, a process started by kubectl exec that outlives the exec (adopted by the runtime,
+  // outside the notebook's processes).
+  ASSERT_TRUE(reachesPhase(execd, "Running", 180s));
+  ASSERT_TRUE(notebookServes(execd));
+  const auto exec = kubectl({"exec", execd + "-worker-0", "-c", "train", "--", "sh", "-c",
+                             "nohup sleep 100000 > /dev/null 2>&1 &"});
+  ASSERT_TRUE(exec.ok()) << exec.describe();
+
+  // The API through the port-forward every 30 s, for well over two idle times.
+  int answered = 0;
+  while (std::chrono::steady_clock::now() - started < 110s) {
+    const auto answer = run({"curl", "-s", "-m", "5", "http://127.0.0.1:" + localPort + "/api"});
+    if (answer.ok() && answer.out.find("\"version\"") != std::string::npos) ++answered;
+    const auto next = std::chrono::steady_clock::now() + 30s;
+    while (std::chrono::steady_clock::now() < next && std::chrono::steady_clock::now() - started < 110s) {
+      std::this_thread::sleep_for(1s);
+    }
+  }
+  EXPECT_GE(answered, 4) << forward.stderrText();
+
+  // The notebook nobody reached ended after its idle time, its partition released.
+  const Json status = jobStatus(idle);
+  EXPECT_EQ(status.value("phase", ""), "Succeeded") << status.dump();
+  EXPECT_THAT(status.value("lastMessage", ""), ::testing::HasSubstr("Reclaimed as idle")) << status.dump();
+  bool reclaimed = false;
+  for (const Json& condition : status.value("conditions", Json::array()))
+    reclaimed = reclaimed || condition.value("reason", "") == "InteractiveIdle";
+  EXPECT_TRUE(reclaimed) << status.dump();
+  EXPECT_TRUE(eventually([&] { return partitions().size() == 2; }, 30s))
+      << "the idle job's partition is held";
+  // The two in use run on, the same pods.
+  EXPECT_EQ(phaseOf(forwarded), "Running") << jobStatus(forwarded).dump();
+  EXPECT_EQ(phaseOf(execd), "Running") << jobStatus(execd).dump();
+  EXPECT_EQ(jobStatus(forwarded).value("restartCount", 0), 0);
+  // Each for the reason it was meant to be kept, as its runtime logged it.
+  EXPECT_TRUE(activityLogged(forwarded, "port-forward")) << kubectl({"logs", forwarded + "-worker-0"}).out;
+  EXPECT_TRUE(activityLogged(execd, "a process kubectl exec started"))
+      << kubectl({"logs", execd + "-worker-0"}).out;
+  forward.stop();
 }
 
 }  // namespace

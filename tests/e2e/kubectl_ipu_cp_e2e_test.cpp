@@ -1,6 +1,7 @@
 // `kubectl ipu cp` on the real node: profile-like files a worker wrote, copied out of an image without tar
 // (busybox without its tar link, where `kubectl cp` fails) through `kubectl exec` of `ipu-runtime files`,
-// byte-identical to what the container holds.
+// byte-identical to what the container holds; and, with spec.outputs, after worker 0's command ended, from
+// the pod that keeps them while the job is over and its partition released.
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -94,6 +95,67 @@ TEST_F(KubectlIpuCpTest, FilesAWorkerWroteComeOutByteIdenticalFromAnImageWithout
   const auto noWorker = plugin({"cp", "-n", ns(), "--worker", "3", "profiled:/work", directory_ + "/w3"});
   EXPECT_EQ(noWorker.exitCode, 1);
   EXPECT_NE(noWorker.err.find("has no worker 3"), std::string::npos) << noWorker.err;
+}
+
+TEST_F(KubectlIpuCpTest, WorkerZeroKeepsItsOutputsAfterItsCommandEndedWhileTheJobIsOverAndItsIpusReleased) {
+  const std::string image = TestCluster::get().value("IPU_CLUSTER_IMAGE_BUSYBOX_NOTAR");
+  ASSERT_FALSE(image.empty()) << "the e2e cluster has no busybox-notar image";
+  // The command writes a profile directory, prints its digests, and ends; cleanPodPolicy All would delete
+  // every pod at the job's end but for the retention.
+  const std::string script =
+      "mkdir -p /outputs/run1 && cd /outputs && head -c 2000000 /dev/urandom > run1/graph.pop && "
+      "seq 1 20000 > run1/execution.txt && : > empty.log && find /outputs -type f | sort | xargs sha256sum";
+  ASSERT_EQ(createJob(jobRunning(
+                "kept", Json::array({"sh", "-c", script}),
+                R"({"cleanPodPolicy": "All", "outputs": {"path": "/outputs", "retainSeconds": 30}})", image)),
+            "kept");
+  ASSERT_TRUE(reachesPhase("kept", "Succeeded", 120s)) << jobStatus("kept").dump();
+  EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 30s)) << "partition not released";
+  ASSERT_TRUE(eventually([&] { return jobStatus("kept").contains("outputs"); }, 30s))
+      << jobStatus("kept").dump();
+  const Json kept = jobStatus("kept")["outputs"];
+  EXPECT_EQ(kept.value("path", ""), "/outputs");
+  EXPECT_FALSE(kept.value("retainedUntil", "").empty());
+  EXPECT_NE(eventWithReason("kept", "OutputsRetained").find("kubectl ipu cp kept:/outputs"),
+            std::string::npos);
+
+  // The pod is still there, its worker container ended, and its only running container (the runtime's image)
+  // has no tar either: kubectl cp cannot copy from it.
+  const auto pod = kubectl({"get", "pod", "kept-worker-0", "-o", "json"});
+  ASSERT_TRUE(pod.ok()) << pod.describe();
+  const Json podJson = Json::parse(pod.out);
+  EXPECT_EQ(podJson["status"]["phase"], "Running");
+  for (const Json& container : podJson["status"]["containerStatuses"]) {
+    if (container["name"] == "train") {
+      EXPECT_TRUE(container["state"].contains("terminated")) << container.dump();
+    }
+  }
+  EXPECT_FALSE(kubectl({"exec", "kept-worker-0", "-c", "ipu-outputs", "--", "tar", "--help"}).ok());
+  EXPECT_FALSE(
+      kubectl({"cp", "kept-worker-0:/outputs", directory_ + "/via-kubectl", "-c", "ipu-outputs"}).ok());
+
+  const auto logs = kubectl({"logs", "kept-worker-0", "-c", "train"});
+  ASSERT_TRUE(logs.ok()) << logs.describe();
+  const auto expected = digestsOf(logs.out, "/outputs/");
+  ASSERT_EQ(expected.size(), 3u) << logs.out;
+  const std::string destination = directory_ + "/outputs";
+  const auto copied = plugin({"cp", "-n", ns(), "kept:/outputs", destination});
+  ASSERT_TRUE(copied.ok()) << copied.describe();
+  std::cout << "$ kubectl ipu cp kept:/outputs ./outputs\n" << copied.out;
+  const auto here = run({"sh", "-c", "cd " + destination + " && find . -type f | sort | xargs sha256sum"});
+  ASSERT_TRUE(here.ok()) << here.describe();
+  EXPECT_EQ(digestsOf(here.out, "./"), expected);
+  const auto elsewhere = plugin({"cp", "-n", ns(), "kept:/etc", directory_ + "/etc"});
+  EXPECT_EQ(elsewhere.exitCode, 1);
+  EXPECT_NE(elsewhere.err.find("only /outputs is kept"), std::string::npos) << elsewhere.err;
+
+  // The retention ends by itself; the pod then goes by cleanPodPolicy.
+  EXPECT_TRUE(eventually(
+      [&] {
+        return !kubectl({"get", "pod", "kept-worker-0"}).ok();
+      },
+      90s))
+      << "worker 0 still there after its retention";
 }
 
 }  // namespace

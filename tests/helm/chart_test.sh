@@ -92,6 +92,10 @@ pods:
 interactive:
   ttlSeconds: 3600
   maxTtlSeconds: 43200
+  idleSeconds: 1800
+outputs:
+  retainSeconds: 300
+  maxRetainSeconds: 7200
 orphanSweep:
   intervalSeconds: 60
   dryRun: true
@@ -291,7 +295,8 @@ for flag in ("--qps", "--burst", "--workers", "--shm-size", "--partition-id-pref
              "--vipu-tls", "--vipu-ca-cert", "--vipu-client-cert", "--vipu-client-key", "--vipu-tls-server-name",
              "--pod-start-timeout-seconds", "--pod-deletion-timeout-seconds", "--orphan-sweep-interval-seconds",
              "--orphan-sweep-dry-run", "--worker-pod-profile", "--interactive-ttl-seconds",
-             "--interactive-max-ttl-seconds"):
+             "--interactive-max-ttl-seconds", "--outputs-retain-seconds", "--outputs-max-retain-seconds",
+             "--interactive-idle-seconds"):
     if flag in args: problems.append("%s is passed although its value is not set" % flag)
 if c["image"] != "localhost/ipu-operator/ipu-operator:0.1.0": problems.append("image %s" % c["image"])
 probes = (c.get("livenessProbe", {}).get("httpGet", {}), c.get("readinessProbe", {}).get("httpGet", {}))
@@ -407,7 +412,9 @@ expected = {"--vipu-controller": ["pod64-a=vipu-a.example.com:8090", "pod64-b=10
             "--vipu-client-key": ["/etc/ipu-operator/vipu-tls/tls.key"], "--vipu-tls-server-name": ["vipu.example.com"],
             "--pod-start-timeout-seconds": ["0"], "--pod-deletion-timeout-seconds": ["90"],
             "--orphan-sweep-interval-seconds": ["60"], "--worker-pod-profile": ["privileged"],
-            "--interactive-ttl-seconds": ["3600"], "--interactive-max-ttl-seconds": ["43200"]}
+            "--interactive-ttl-seconds": ["3600"], "--interactive-max-ttl-seconds": ["43200"],
+            "--outputs-retain-seconds": ["300"], "--outputs-max-retain-seconds": ["7200"],
+            "--interactive-idle-seconds": ["1800"]}
 for flag, values in expected.items():
     if after(flag) != values: problems.append("%s: %s, expected %s" % (flag, after(flag), values))
 if "--vipu-tls" not in args: problems.append("no --vipu-tls")

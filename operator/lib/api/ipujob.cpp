@@ -255,7 +255,18 @@ Status parseLifetime(const Json& spec, IpuJobSpec& out) {
     if (!interactive.is_object()) return invalid("interactive", "must be an object, like {ttl: 3600}");
     auto sessionTtl = boundedInteger(interactive, "ttl", 0, kMaxSpecSeconds, "interactive.");
     if (!sessionTtl) return sessionTtl.error();
-    out.interactive = InteractiveSpec{sessionTtl->value_or(0)};
+    auto idle = boundedInteger(interactive, "idleSeconds", 0, kMaxSpecSeconds, "interactive.");
+    if (!idle) return idle.error();
+    out.interactive = InteractiveSpec{sessionTtl->value_or(0), idle->value_or(0)};
+  }
+  if (const Json& outputs = member(spec, "outputs"); !outputs.is_null()) {
+    if (!outputs.is_object()) return invalid("outputs", "must be an object, like {path: /outputs}");
+    const Json& path = member(outputs, "path");
+    if (!path.is_string()) return invalid("outputs.path", "is required: the directory worker 0 writes to");
+    if (auto problem = outputsPathProblem(path.get<std::string>())) return invalid("outputs.path", *problem);
+    auto retain = boundedInteger(outputs, "retainSeconds", 0, kMaxSpecSeconds, "outputs.");
+    if (!retain) return retain.error();
+    out.outputs = OutputsSpec{path.get<std::string>(), retain->value_or(0)};
   }
   auto priority = boundedInteger(spec, "priority", -kMaxSpecPriority, kMaxSpecPriority);
   if (!priority) return priority.error();
@@ -278,6 +289,27 @@ Result<IpuJobSpec> parseIpuJobSpec(const Json& spec) {
     if (Status parsed = part(spec, out); !parsed) return parsed.error();
   }
   return out;
+}
+
+std::optional<std::string> outputsPathProblem(const std::string& path) {
+  if (path.empty() || path.front() != '/')
+    return "must be an absolute path, like /outputs, not \"" + path + "\"";
+  if (path.size() > kMaxOutputsPathLength)
+    return "must have at most " + std::to_string(kMaxOutputsPathLength) + " characters";
+  if (path == "/") return "must not be / (it becomes a directory of its own in the worker container)";
+  std::size_t start = 1;
+  std::string first;
+  while (start <= path.size()) {
+    const std::size_t end = std::min(path.find('/', start), path.size());
+    const std::string component = path.substr(start, end - start);
+    if (component.empty() || component == "." || component == "..")
+      return "must be a plain absolute path (no empty, \".\" or \"..\" parts), not \"" + path + "\"";
+    if (first.empty()) first = component;
+    start = end + 1;
+  }
+  if (first == "dev" || first == "proc" || first == "sys")
+    return "must not be under /" + first + " (the container runtime's own), not \"" + path + "\"";
+  return std::nullopt;
 }
 
 int maxJobNameLength(int workerCount) {

@@ -47,8 +47,27 @@ int maxJobNameLength(int workerCount);
 // default (--interactive-ttl-seconds).
 struct InteractiveSpec {
   int64_t ttlSeconds = 0;
+  // Idle reclaim: the job ends this long without a kubectl exec process, port-forward traffic or CPU use in
+  // its workers; 0: the operator's default (--interactive-idle-seconds, itself 0: off).
+  int64_t idleSeconds = 0;
   bool operator==(const InteractiveSpec&) const = default;
 };
+
+// spec.outputs: a directory worker 0 writes its outputs to (profiles, checkpoints), kept readable for
+// `kubectl ipu cp` for retainSeconds after worker 0's command ends, while the job is already over and its
+// IPUs released (docs/user-guide.md, "Files after the command ends"). 0: the operator's default
+// (--outputs-retain-seconds).
+struct OutputsSpec {
+  std::string path;  // absolute, without "." or ".." (outputsPathProblem)
+  int64_t retainSeconds = 0;
+  bool operator==(const OutputsSpec&) const = default;
+};
+// The longest spec.outputs.path (the CRD's maxLength).
+inline constexpr std::size_t kMaxOutputsPathLength = 1024;
+// Why `path` cannot be spec.outputs.path (nullopt when it can): it must be absolute, at most
+// kMaxOutputsPathLength characters, without empty, "." or ".." components, and neither "/" nor under the
+// kernel's and the container runtime's own directories (/dev, /proc, /sys). Pure.
+std::optional<std::string> outputsPathProblem(const std::string& path);
 
 struct IpuJobSpec {
   int jobInstances = 1;
@@ -66,6 +85,7 @@ struct IpuJobSpec {
   std::optional<int64_t> ttlSecondsAfterFinished;
   std::optional<int64_t> activeDeadlineSeconds;
   std::optional<InteractiveSpec> interactive;  // absent: not an interactive job
+  std::optional<OutputsSpec> outputs;          // absent: worker 0 goes as cleanPodPolicy says
   int priority = 0;
 
   int workerCount() const { return jobInstances * workersPerJobInstance; }

@@ -146,6 +146,9 @@ IpuJobStatus parseIpuJobStatus(const Json& status) {
   parsed.admittedShape = parseShape(member(status, "admittedShape"));
   parsed.runtimeSecret = parseRuntimeSecret(member(status, "runtimeSecret"));
   parsed.interactive = parseInteractive(member(status, "interactive"));
+  if (const Json& outputs = member(status, "outputs"); outputs.is_object()) {
+    parsed.outputs = OutputsStatus{stringMember(outputs, "path"), stringMember(outputs, "retainedUntil")};
+  }
   if (const Json& estimate = member(status, "startEstimate"); estimate.is_object()) {
     parsed.startEstimate =
         StartEstimateStatus{stringMember(estimate, "startsBy"), stringMember(estimate, "unknown"),
@@ -204,6 +207,9 @@ Json toJson(const IpuJobStatus& status) {
     out["interactive"] = {{"runningSince", interactive->runningSince},
                           {"ttlSeconds", interactive->ttlSeconds},
                           {"expiresAt", interactive->expiresAt}};
+  }
+  if (const auto& outputs = status.outputs) {
+    out["outputs"] = {{"path", outputs->path}, {"retainedUntil", outputs->retainedUntil}};
   }
   if (const auto& estimate = status.startEstimate) {
     Json json{{"updatedAt", estimate->updatedAt}};

@@ -73,6 +73,14 @@ struct InteractiveStatus {
   bool operator==(const InteractiveStatus&) const = default;
 };
 
+// status.outputs of a job with spec.outputs once worker 0's command ended and its pod keeps the outputs for
+// `kubectl ipu cp`: the path and when the pod stops serving it (RFC 3339).
+struct OutputsStatus {
+  std::string path;
+  std::string retainedUntil;
+  bool operator==(const OutputsStatus&) const = default;
+};
+
 // status.startEstimate of a waiting job: when it starts at the latest by the admission plan played forward
 // over the deadlines of the jobs before it (controllers/admission/start_estimate.h), or why that is not
 // known. Rewritten at most once a minute.
@@ -110,6 +118,8 @@ struct IpuJobStatus {
   std::optional<InteractiveStatus> interactive;
   // Waiting jobs only.
   std::optional<StartEstimateStatus> startEstimate;
+  // A finished job whose worker 0 keeps its outputs (spec.outputs).
+  std::optional<OutputsStatus> outputs;
 
   // The recorded partitions not yet released.
   std::vector<PartitionRecord> heldPartitions() const;

@@ -33,6 +33,10 @@ inline constexpr const char* kInstanceLabel = "graphcore.ai/job-instance";
 inline constexpr const char* kWorkerIndexLabel = "graphcore.ai/worker-index";
 // The job's restart count when the pod was made: pods of an earlier attempt are replaced, never reused.
 inline constexpr const char* kAttemptLabel = "graphcore.ai/attempt";
+// Worker 0 of a job with spec.outputs: the directory it keeps and for how many seconds after its command
+// ends, as the pod was made (the job's spec may change later; the pod does not).
+inline constexpr const char* kOutputsPathAnnotation = "graphcore.ai/outputs-path";
+inline constexpr const char* kOutputsRetainAnnotation = "graphcore.ai/outputs-retain-seconds";
 // Nodes of one IPU-POD carry the name of the V-IPU controller that partitions its IPUs; worker pods select
 // the nodes of the controller their partition is on.
 inline constexpr const char* kVipuControllerNodeLabel = "ipu.graphcore.ai/vipu-controller";

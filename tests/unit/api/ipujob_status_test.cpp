@@ -61,6 +61,15 @@ TEST(IpuJobStatus, AnInteractiveSessionReadsAndWritesBackAndWithoutItsStartIsAbs
   EXPECT_EQ(parseIpuJobStatus(Json::parse(R"({"interactive": "soon"})")).interactive, std::nullopt);
 }
 
+TEST(IpuJobStatus, KeptOutputsReadAndWriteBack) {
+  const Json written = Json::parse(R"({"phase": "Succeeded", "outputs": {
+    "path": "/outputs", "retainedUntil": "2026-11-28T12:10:00Z"}})");
+  const IpuJobStatus status = parseIpuJobStatus(written);
+  EXPECT_EQ(status.outputs, (OutputsStatus{"/outputs", "2026-11-28T12:10:00Z"}));
+  EXPECT_EQ(toJson(status), written);
+  EXPECT_EQ(parseIpuJobStatus(Json::parse(R"({"outputs": "kept"})")).outputs, std::nullopt);
+}
+
 TEST(IpuJobStatus, HeldPartitionsLeaveOutReleasedOnes) {
   IpuJobStatus status;
   status.partitions = {{"a", 0, 4, "pod64", "", "Active"},

@@ -47,7 +47,8 @@ cleanPodPolicy: Workers
 suspend: true
 ttlSecondsAfterFinished: 600
 activeDeadlineSeconds: 3600
-interactive: {ttl: 7200}
+interactive: {ttl: 7200, idleSeconds: 600}
+outputs: {path: /work/profiles, retainSeconds: 900}
 priority: 10
 )" + kContainers));
   ASSERT_TRUE(spec.ok()) << spec.error().toString();
@@ -64,7 +65,8 @@ priority: 10
   EXPECT_TRUE(spec->suspend);
   EXPECT_EQ(spec->ttlSecondsAfterFinished, 600);
   EXPECT_EQ(spec->activeDeadlineSeconds, 3600);
-  EXPECT_EQ(spec->interactive, InteractiveSpec{7200});
+  EXPECT_EQ(spec->interactive, (InteractiveSpec{7200, 600}));
+  EXPECT_EQ(spec->outputs, (OutputsSpec{"/work/profiles", 900}));
   EXPECT_EQ(spec->priority, 10);
 }
 
@@ -108,6 +110,25 @@ TEST(IpuJobTest, MalformedSpecsGiveMessagesNamingTheField) {
             "must be None, All or Workers"},
            {"ipusPerJobInstance: \"4\"\nlauncher: {command: [1]}\n" + kContainers,
             "must be a list of strings"},
+           {"ipusPerJobInstance: \"4\"\noutputs: /outputs\n" + kContainers,
+            "spec.outputs: must be an object"},
+           {"ipusPerJobInstance: \"4\"\noutputs: {retainSeconds: 5}\n" + kContainers,
+            "spec.outputs.path: is required"},
+           {"ipusPerJobInstance: \"4\"\noutputs: {path: outputs}\n" + kContainers,
+            "spec.outputs.path: must be an absolute path"},
+           {"ipusPerJobInstance: \"4\"\noutputs: {path: /}\n" + kContainers,
+            "spec.outputs.path: must not be /"},
+           {"ipusPerJobInstance: \"4\"\noutputs: {path: /work/../etc}\n" + kContainers,
+            "must be a plain absolute path"},
+           {"ipusPerJobInstance: \"4\"\noutputs: {path: /work//x}\n" + kContainers,
+            "must be a plain absolute path"},
+           {"ipusPerJobInstance: \"4\"\noutputs: {path: /work/}\n" + kContainers,
+            "must be a plain absolute path"},
+           {"ipusPerJobInstance: \"4\"\noutputs: {path: /proc/self}\n" + kContainers,
+            "must not be under /proc"},
+           {"ipusPerJobInstance: \"4\"\noutputs: {path: /dev}\n" + kContainers, "must not be under /dev"},
+           {"ipusPerJobInstance: \"4\"\noutputs: {path: /o, retainSeconds: -1}\n" + kContainers,
+            "spec.outputs.retainSeconds: must be from 0"},
        }) {
     auto spec = parseIpuJobSpec(yamlToJson(c.yaml));
     ASSERT_FALSE(spec.ok()) << c.yaml;
@@ -135,9 +156,9 @@ TEST(IpuJobNumbersTest, OutOfRangeNumbersTheApiServerLetThroughAreRefusedNamingT
   EXPECT_TRUE(parse("priority", -1000000000).ok());
   EXPECT_TRUE(parse("activeDeadlineSeconds", 31536000).ok());
   EXPECT_TRUE(parse("ttlSecondsAfterFinished", 0).ok());
-  EXPECT_EQ(parse("interactive", Json::object())->spec.interactive, InteractiveSpec{0})
+  EXPECT_EQ(parse("interactive", Json::object())->spec.interactive, (InteractiveSpec{0, 0}))
       << "no ttl: the default";
-  EXPECT_EQ(parse("interactive", {{"ttl", 0}})->spec.interactive, InteractiveSpec{0});
+  EXPECT_EQ(parse("interactive", {{"ttl", 0}})->spec.interactive, (InteractiveSpec{0, 0}));
   const std::vector<std::tuple<std::string, Json, std::string>> refused = {
       {"priority", 3000000000LL, "spec.priority: must be from -1000000000 to 1000000000, not 3000000000"},
       {"priority", -2147483649LL, "must be from -1000000000 to 1000000000"},

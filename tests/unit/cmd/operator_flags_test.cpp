@@ -47,6 +47,9 @@ TEST(ParseOperatorFlagsTest, DefaultsMatchTheDocumentedOnes) {
   EXPECT_FALSE(flags->vipuProxy) << "no proxy unless asked (the chart asks)";
   EXPECT_EQ(flags->interactiveDefaultTtlSeconds, 14400);
   EXPECT_EQ(flags->interactiveMaxTtlSeconds, 86400);
+  EXPECT_EQ(flags->interactiveIdleSeconds, 0);
+  EXPECT_EQ(flags->outputsRetainSeconds, 600);
+  EXPECT_EQ(flags->outputsMaxRetainSeconds, 3600);
 }
 
 TEST(ParseOperatorFlagsTest, TheVipuProxyListensOnAFixedPortAndWorkersGetAnAddressThatReachesIt) {
@@ -200,6 +203,8 @@ TEST(ParseOperatorFlagsTest, RefusesMissingControllerUnknownFlagsAndBadValues) {
       {"--vipu-controller", "pod/64=h:1"},
       {"--vipu-controller", "-pod=h:1"},
       {"--vipu-controller", "a=h:1", "--interactive-max-ttl-seconds", "3600"},  // below the default's 14400
+      {"--vipu-controller", "a=h:1", "--outputs-max-retain-seconds", "60"},     // below the default's 600
+      {"--vipu-controller", "a=h:1", "--interactive-idle-seconds", "-1"},
   };
   for (const auto& args : malformed) {
     const std::string& flag = args[args.size() - 2];  // the flag whose value is wrong
@@ -302,6 +307,9 @@ TEST(OperatorUsageTest, NamesEveryFlagWithItsDefaultAndEnvironmentVariable) {
       {"pod-deletion-timeout-seconds", "(default 120)"},
       {"interactive-ttl-seconds", "(default 14400)"},
       {"interactive-max-ttl-seconds", "(default 86400)"},
+      {"interactive-idle-seconds", "(default 0)"},
+      {"outputs-retain-seconds", "(default 600)"},
+      {"outputs-max-retain-seconds", "(default 3600)"},
       {"worker-pod-profile", "(default \"ipu-baseline\")"},
       {"vipu-ca-cert", "only it is trusted"},
       {"vipu-client-cert", "with --vipu-client-key"},

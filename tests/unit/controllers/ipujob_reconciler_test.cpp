@@ -754,7 +754,7 @@ TEST_F(ReconcilerTest, AnInteractiveJobEndsItsTtlAfterItsWorkersRunAndARaisedTtl
 
 TEST_F(ReconcilerTest, AnInteractiveTtlAboveTheMaximumIsCutAndSaidSoAndZeroIsTheDefault) {
   ReconcilerOptions options;
-  options.interactive = {std::chrono::seconds(30), std::chrono::seconds(100)};
+  options.pods.interactive = {std::chrono::seconds(30), std::chrono::seconds(100)};
   reconciler_ =
       std::make_unique<IpuJobReconciler>(client_, pods_, *inventory_, *admitter_, events_, clock_, options);
   runToRunning(R"({"interactive": {"ttl": 500}})");
@@ -767,6 +767,45 @@ TEST_F(ReconcilerTest, AnInteractiveTtlAboveTheMaximumIsCutAndSaidSoAndZeroIsThe
   pass();
   EXPECT_EQ(job_["status"]["interactive"]["ttlSeconds"], 30);
   EXPECT_EQ(job_["status"]["interactive"]["expiresAt"], "2024-01-01T00:00:31Z");
+}
+
+TEST_F(ReconcilerTest, AWorkerTheRuntimeEndedAsIdleEndsTheJobAsReclaimedWithoutARestart) {
+  runToRunning(R"({"interactive": {"ttl": 600, "idleSeconds": 60}, "restartPolicy": {"type": "Always"}})");
+  addWorkerPod(0, "Succeeded", Json::parse(R"([{"name": "main", "state": {"terminated": {"exitCode": 0,
+      "message": "reclaimed as idle: no kubectl exec process for 60 s\n"}}}])"));
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::requeueNow());
+  EXPECT_EQ(phase(), "Succeeded");
+  EXPECT_EQ(job_["status"]["conditions"].back()["reason"], "InteractiveIdle");
+  EXPECT_EQ(job_["status"]["lastMessage"],
+            "Reclaimed as idle (no kubectl exec process for 60 s): workers stopped, IPUs released");
+  expectStatusPatch();
+  pass();
+  EXPECT_FALSE(partition(kPartition));
+}
+
+TEST_F(ReconcilerTest, WorkerZeroKeepingItsOutputsOutlivesTheJobUntilItsRetentionEnds) {
+  makeReconciler("ipu-runtime:test");
+  runToRunning(R"({"cleanPodPolicy": "All", "outputs": {"path": "/outputs", "retainSeconds": 120},
+    "workers": {"template": {"spec": {"containers": [{"name": "main", "image": "train:1", "command": ["train"]}]}}}})");
+  // The command ended at 00:00:05; the retention container runs on.
+  addWorkerPod(0, "Running", Json::parse(R"([
+      {"name": "main", "state": {"terminated": {"exitCode": 0, "finishedAt": "2024-01-01T00:00:05Z"}}},
+      {"name": "ipu-outputs", "state": {"running": {"startedAt": "2024-01-01T00:00:01Z"}}}])"));
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::requeueNow());
+  EXPECT_EQ(phase(), "Succeeded") << "judged by its command, not by the pod";
+  expectStatusPatch();  // partition released, status.outputs; the pod is not deleted
+  EXPECT_EQ(pass(), Action::requeue(154s)) << "until 00:02:05 and 30 s of grace, from 00:00:01";
+  EXPECT_FALSE(partition(kPartition));
+  EXPECT_EQ(job_["status"]["outputs"],
+            Json::parse(R"({"path": "/outputs", "retainedUntil": "2024-01-01T00:02:05Z"})"));
+  EXPECT_NE(std::find(events_.reasons.begin(), events_.reasons.end(), "OutputsRetained"),
+            events_.reasons.end());
+  // Past the retention and its grace, a retention container that did not end has its pod deleted.
+  clock_.advance(154s);
+  transport_->expect("DELETE", kPodsPath + "/bert-worker-0", 200, "{}");
+  pass();
 }
 
 TEST_F(ReconcilerTest, TtlDeletesTheFinishedJobWhenItIsDue) {
