@@ -147,13 +147,13 @@ TEST_F(InteractiveJobTest, ANotebookAnswersThroughPortForwardUntilItsRaisedTtlEn
   EXPECT_TRUE(eventually([&] { return getJson("pod", worker).is_null(); }, 60s)) << "worker not stopped";
 }
 
-// Idle reclaim (interactive.idleSeconds 45), three notebooks at once: one nobody reaches ends early; one
+// Idle reclaim (interactive.idleSeconds 40), three notebooks at once: one nobody reaches ends early; one
 // whose API answers through kubectl port-forward every 30 s, and one where a process started by kubectl exec
 // runs on after the exec ended, are still running well past the idle time.
 TEST_F(InteractiveJobTest, IdleNotebooksAreReclaimedEarlyThoseInUseAreKept) {
-  const std::string idle = createJob(notebookJob("idle", 600, 45));
-  const std::string forwarded = createJob(notebookJob("forwarded", 600, 45));
-  const std::string execd = createJob(notebookJob("execd", 600, 45));
+  const std::string idle = createJob(notebookJob("idle", 600, 40));
+  const std::string forwarded = createJob(notebookJob("forwarded", 600, 40));
+  const std::string execd = createJob(notebookJob("execd", 600, 40));
   // As soon as it serves, the notebook's API through kubectl port-forward.
   ASSERT_TRUE(reachesPhase(forwarded, "Running", 180s));
   ASSERT_TRUE(notebookServes(forwarded));
@@ -172,11 +172,11 @@ TEST_F(InteractiveJobTest, IdleNotebooksAreReclaimedEarlyThoseInUseAreKept) {
 
   // The API through the port-forward every 30 s, for well over two idle times.
   int answered = 0;
-  while (std::chrono::steady_clock::now() - started < 110s) {
+  while (std::chrono::steady_clock::now() - started < 100s) {
     const auto answer = run({"curl", "-s", "-m", "5", "http://127.0.0.1:" + localPort + "/api"});
     if (answer.ok() && answer.out.find("\"version\"") != std::string::npos) ++answered;
     const auto next = std::chrono::steady_clock::now() + 30s;
-    while (std::chrono::steady_clock::now() < next && std::chrono::steady_clock::now() - started < 110s) {
+    while (std::chrono::steady_clock::now() < next && std::chrono::steady_clock::now() - started < 100s) {
       std::this_thread::sleep_for(1s);
     }
   }
