@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "common/json_access.h"
 #include "common/time_format.h"
 #include "contract/runtime_contract.h"
+#include "ipujob/launch_form.h"
 
 namespace ipu::controllers {
 
@@ -24,10 +24,6 @@ std::optional<std::string> idleReclaimNotWatchedMessage(const api::IpuJobSpec& s
                                                         const InteractiveLimits& limits,
                                                         bool runtimeInjected) {
   if (!spec.interactive || idleReclaimAfter(*spec.interactive, limits).count() == 0) return std::nullopt;
-  const api::Json& containers = member(member(spec.workerTemplate, "spec"), "containers");
-  const bool hasCommand = containers.is_array() && !containers.empty() &&
-                          member(containers[0], "command").is_array() &&
-                          !member(containers[0], "command").empty();
   std::string why;
   if (!runtimeInjected) {
     why = "the operator runs without --runtime-image";
@@ -36,7 +32,7 @@ std::optional<std::string> idleReclaimNotWatchedMessage(const api::IpuJobSpec& s
         "its instances start through a launch across several workers; only a single-worker instance's worker "
         "is "
         "watched";
-  } else if (!hasCommand) {
+  } else if (workerCommandLine(spec).empty()) {
     why = "the worker container has no command for ipu-runtime to wrap";
   } else {
     return std::nullopt;

@@ -10,6 +10,7 @@
 #include "common/json_access.h"
 #include "common/time_format.h"
 #include "contract/runtime_contract.h"
+#include "ipujob/launch_form.h"
 #include "ipujob/pod_json.h"
 
 namespace ipu::controllers {
@@ -93,10 +94,7 @@ std::optional<std::string> outputsNotRetainedMessage(const api::IpuJobSpec& spec
            "command ends, so its pod goes as cleanPodPolicy says and " +
            spec.outputs->path + " is not kept";
   }
-  const Json& containers = member(member(spec.workerTemplate, "spec"), "containers");
-  const bool hasCommand =
-      containers.is_array() && !containers.empty() && !stringsOf(member(containers[0], "command")).empty();
-  if (!spec.launcherCommand.empty() || hasCommand) return std::nullopt;
+  if (!spec.launcherCommand.empty() || !workerCommandLine(spec).empty()) return std::nullopt;
   return "spec.outputs is set, but the worker container has no command (it keeps its image's entrypoint, "
          "which ipu-runtime does not wrap): nothing tells when it ends, so " +
          spec.outputs->path + " is not kept; write the command in the template";
@@ -108,8 +106,7 @@ Status addOutputsRetention(Json& pod, const api::OutputsSpec& spec, std::chrono:
   Json& containers = podSpec["containers"];
   if (options.image.empty() || !containers.is_array() || containers.empty()) return {};
   Json& worker = containers[0];
-  const std::vector<std::string> command = stringsOf(member(worker, "command"));
-  if (command.empty() || command.front() != contract::kBinary) return {};  // not wrapped: no lock
+  if (!runsUnderRuntime(worker)) return {};  // not wrapped: no lock
   for (const char* reserved : {contract::kInstallDir, contract::kCredentialsDir}) {
     if (contract::pathWithin(spec.path, reserved)) {
       return makeError(ErrorCode::kInvalidArgument, "spec.outputs.path: " + spec.path + " is under " +

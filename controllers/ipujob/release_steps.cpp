@@ -52,7 +52,7 @@ StepOutcome ReleaseSteps::finished(JobPass& pass) {
                                         held ? held->pod : "");
   if (auto removed = workers_.remove(doomed); !removed) return removed.error();
   // The partitions are released: pods whose node stopped answering can be force-deleted.
-  auto forced = workers_.forceRemoveOverdue(pass, pods_.of(pass), options_.podDeletionTimeout);
+  auto forced = workers_.forceRemoveOverdue(pass, pods, options_.podDeletionTimeout);
   if (!forced) return forced.error();
   StepOutcome outcome = removeAfterTtl(pass);
   for (const auto& soonest : {*forced, held ? std::optional(held->left) : std::nullopt}) {

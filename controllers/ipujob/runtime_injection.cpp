@@ -94,6 +94,11 @@ std::optional<std::int64_t> workerSecurityInteger(const Json& podSpec, const cha
   return std::nullopt;
 }
 
+bool runsUnderRuntime(const Json& container) {
+  const std::vector<std::string> command = stringsOf(member(container, "command"));
+  return !command.empty() && command.front() == contract::kBinary;
+}
+
 WorkerRole workerRole(const api::IpuJobSpec& spec, int workerIndex) {
   if (!needsRuntimeCredentials(spec) && spec.launcherCommand.empty()) return WorkerRole::kExec;
   return workerIndex % spec.workersPerJobInstance == 0 ? WorkerRole::kLaunch : WorkerRole::kAgent;

@@ -59,6 +59,10 @@ std::string instancePeers(const api::IpuJob& job, int workerIndex);
 void injectRuntime(Json& podSpec, const api::IpuJob& job, int workerIndex, const RuntimeOptions& options,
                    const api::RuntimeSecretRecord& secret);
 
+// Whether `container`'s command is ipu-runtime's (injectRuntime wrapped it): the runtime then runs as its
+// PID 1, holds worker 0's lock and watches an interactive worker for activity.
+bool runsUnderRuntime(const Json& container);
+
 // A whole-number field of the worker container's securityContext (runAsUser, runAsGroup), its own or else
 // the pod's, as the kubelet applies them; nullopt when neither sets it (the image decides).
 std::optional<std::int64_t> workerSecurityInteger(const Json& podSpec, const char* field);

@@ -154,8 +154,7 @@ Result<Json> tryBuildWorkerPod(const api::IpuJob& job, int workerIndex, const Wo
     if (job.spec.interactive && workerRole(job.spec, workerIndex) == WorkerRole::kExec) {
       const auto idle = idleReclaimAfter(*job.spec.interactive, options.interactive);
       Json& worker = pod["spec"]["containers"][0];
-      const std::vector<std::string> command = stringsOf(member(worker, "command"));
-      if (idle.count() > 0 && !command.empty() && command.front() == contract::kBinary)
+      if (idle.count() > 0 && runsUnderRuntime(worker))
         setEnv(arrayMember(worker, "env"), contract::kEnvIdleSeconds, std::to_string(idle.count()));
     }
     if (auto why = runtimeKeyUnreadable(pod["spec"], job.spec, options.runtime))
