@@ -92,6 +92,16 @@ grep -q "github.com/coredns/coredns $COREDNS_VERSION" "$here/coredns/go.mod" || 
 build_module coredns "$COREDNS_VERSION" "-s -w -X github.com/coredns/coredns/coremain.GitCommit=$COREDNS_VERSION" \
   github.com/coredns/coredns
 
+# Kueue (tools/cluster.sh up --kueue): the binary, and its CRDs from the module's tree.
+grep -q "sigs.k8s.io/kueue $KUEUE_VERSION" "$here/kueue/go.mod" || {
+  echo "build-tools: tools/kueue/go.mod is not for $KUEUE_VERSION: in tools/kueue run" \
+    "go get -tool sigs.k8s.io/kueue/cmd/kueue@$KUEUE_VERSION && go mod tidy" >&2
+  exit 1
+}
+build_module kueue "$KUEUE_VERSION" "-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION" \
+  sigs.k8s.io/kueue/cmd/kueue
+ln -sfn "$(cd "$here/kueue" && go list -m -f '{{.Dir}}' sigs.k8s.io/kueue)/config/components/crd/bases" "$links/kueue-crds"
+
 # The benchmarks' peer (tests/bench/compare): the Kubeflow MPI Operator, whose CRD the benchmark reads from
 # the module's tree (printed by `go list -m` in tools/mpi-operator).
 if [[ $peers == 1 ]]; then

@@ -48,6 +48,9 @@ Options:
                         binaries: ipu-runtime (\$IPU_RUNTIME_BINARY or build/runtime/ipu-runtime),
                         ipu-operator (\$IPU_OPERATOR_BINARY or build/operator/ipu-operator), vipu-sim
                         (\$VIPU_SIM_BINARY or build/vipu-sim/vipu-sim); the pause image is always there)
+  --kueue               also run Kueue (tools/cluster/kueue.sh): its CRDs, the kueue process with IPUJob as an
+                        external framework and its webhooks for Kueue's own kinds; extra Configuration
+                        lines (a multiKueue section, feature gates) from \$IPU_CLUSTER_KUEUE_CONFIG
   --audit-all           the audit log records every client's requests (metadata only), not only service
                         accounts': for benchmarks that count each controller's requests by user agent
   -h, --help            this help
@@ -82,6 +85,7 @@ real_node=false
 images=busybox
 images_given=false
 audit_all=false
+kueue=false
 
 need_value() { [[ $# -ge 2 && -n $2 ]] || die_usage "option $1 needs a value"; }
 is_port() { [[ $1 =~ ^[0-9]+$ ]] && (($1 >= 1 && $1 <= 65535)); }
@@ -97,6 +101,7 @@ while [[ $# -gt 0 ]]; do
     --real-node) real_node=true; shift ;;
     --images) need_value "$@"; images=$2; images_given=true; shift 2 ;;
     --audit-all) audit_all=true; shift ;;
+    --kueue) kueue=true; shift ;;
     -h | --help) usage; exit 0 ;;
     *) die_usage "unknown option '$1'" ;;
   esac
@@ -111,6 +116,7 @@ done
 [[ $images_given == false || $real_node == true ]] || die_usage "--images needs --real-node"
 [[ $real_node == false || $command == up ]] || die_usage "--real-node goes with up"
 [[ $audit_all == false || $command == up ]] || die_usage "--audit-all goes with up"
+[[ $kueue == false || $command == up ]] || die_usage "--kueue goes with up"
 IFS=, read -r -a image_list <<< "$images"
 for image in "${image_list[@]}"; do
   [[ $image =~ ^[a-z0-9-]+$ && -x $here/images/build-$image.sh ]] ||
@@ -125,6 +131,8 @@ source "$here/cluster/processes.sh"
 source "$here/cluster/pki.sh"
 # shellcheck source=cluster/real-node.sh
 source "$here/cluster/real-node.sh"
+# shellcheck source=cluster/kueue.sh
+source "$here/cluster/kueue.sh"
 
 port_in_use() { [[ -n $(ss -Hltn "sport = :$1" 2>/dev/null) ]]; }
 taken_ports=" "
@@ -168,9 +176,13 @@ cmd_env() {
 # check_component [running]: the component name is valid and the cluster exists (and runs, if asked).
 check_component() {
   case $restart_component in
-    etcd | kube-apiserver | kube-controller-manager | kube-scheduler | kwok | coredns | kube-proxy) ;;
-    *) die_usage "unknown component '$restart_component' (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, coredns, kube-proxy)" ;;
+    etcd | kube-apiserver | kube-controller-manager | kube-scheduler | kwok | coredns | kube-proxy | kueue) ;;
+    *) die_usage "unknown component '$restart_component' (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, coredns, kube-proxy, kueue)" ;;
   esac
+  if [[ $restart_component == kueue && ! -f $cluster_dir/pids/kueue.cmd ]]; then
+    echo "cluster: no kueue in $cluster_dir: it runs only with up --kueue" >&2
+    return 1
+  fi
   if [[ $restart_component == coredns || $restart_component == kube-proxy ]] &&
     [[ ! -f $cluster_dir/pids/$restart_component.cmd ]]; then
     echo "cluster: no $restart_component in $cluster_dir: it runs only with a real node (up --real-node)" >&2
@@ -198,6 +210,7 @@ cmd_start() {
   case $restart_component in
     etcd) proc_wait_until etcd "etcd to be healthy" curl -sf "$IPU_CLUSTER_ETCD/health" ;;
     coredns) proc_wait_until coredns "CoreDNS to be ready" curl -sf "$IPU_CLUSTER_COREDNS_READY" ;;
+    kueue) proc_wait_until kueue "Kueue to be ready" curl -sf "$IPU_CLUSTER_KUEUE_HEALTH/readyz" ;;
     *) proc_wait_until "$restart_component" "$restart_component to serve" true ;;
   esac
   proc_wait_until kube-apiserver "kube-apiserver to be ready" \
@@ -225,7 +238,7 @@ stop_everything() {
 cmd_down() {
   stop_everything
   rm -rf "$cluster_dir/etcd" "$cluster_dir/pki" "$cluster_dir"/*.kubeconfig "$cluster_dir/kubeconfig" \
-    "$cluster_dir/cluster.env" "$cluster_dir/kwok" "$cluster_dir/audit-policy.yaml"
+    "$cluster_dir/cluster.env" "$cluster_dir/kwok" "$cluster_dir/audit-policy.yaml" "$cluster_dir/kueue"
   echo "cluster: stopped; logs kept in $cluster_dir/logs" >&2
 }
 
@@ -410,6 +423,11 @@ KWOKLOGS
   proc_wait_until kube-controller-manager "the default service account" "${kubectl[@]}" get serviceaccount default
   local control_plane_time=$((SECONDS - started)) real_node_env=""
   [[ $real_node == false ]] || real_node_up "${image_list[@]}"
+  local kueue_env=""
+  if [[ $kueue == true ]]; then
+    kueue_extra_config=${IPU_CLUSTER_KUEUE_CONFIG:-}
+    kueue_up
+  fi
 
   cat > "$cluster_dir/cluster.env" <<ENV
 KUBECONFIG=$cluster_dir/kubeconfig
@@ -419,10 +437,11 @@ IPU_CLUSTER_APISERVER=$apiserver_url
 IPU_CLUSTER_ETCD=http://127.0.0.1:$etcd_port
 IPU_CLUSTER_AUDIT_LOG=$cluster_dir/logs/audit.log
 ENV
-  printf '%s' "$real_node_env" >> "$cluster_dir/cluster.env"
+  printf '%s' "$real_node_env" "$kueue_env" >> "$cluster_dir/cluster.env"
   trap - EXIT
   local what="$nodes simulated IPU host node(s) ($ipu_pods)"
   [[ $real_node == false ]] || what+=" and the real node $real_node_name (control plane after $control_plane_time s)"
+  [[ $kueue == false ]] || what+=", Kueue"
   echo "cluster: up in $((SECONDS - started)) s: $apiserver_url, $what" >&2
   echo "cluster: export KUBECONFIG=$cluster_dir/kubeconfig   (or: eval \"\$(tools/cluster.sh env --dir $cluster_dir)\")" >&2
 }

@@ -30,6 +30,9 @@ packages=("${fast_lane[@]}"
   # the runtime's integration tests run a real mpirun (with mpi4py's allreduce) on the host, like the
   # debian-mpi image does in pods
   openmpi-bin python3-mpi4py
+  # Kueue in the test cluster (tools/cluster/kueue.sh): its webhook configurations are rewritten from its
+  # manifests to point at the local process
+  python3-yaml
 )
 [[ ${1:-} == --fast-lane ]] && packages=("${fast_lane[@]}")
 missing=()
