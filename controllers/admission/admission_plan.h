@@ -42,6 +42,8 @@ struct AdmissionRequest {
   std::string uid;                       // the job's metadata.uid ("" for a job not created yet)
   // spec.activeDeadlineSeconds: once admitted, the job holds its IPUs at most this long (start estimates).
   std::optional<std::int64_t> activeDeadlineSeconds;
+  // Admitted by Kueue, whose quota applies: placed on capacity alone, outside every IPUQuota.
+  bool queuedByKueue = false;
 
   std::uint64_t ipus() const { return std::uint64_t{instances} * ipusPerInstance; }
 };

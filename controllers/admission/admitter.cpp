@@ -48,6 +48,7 @@ const std::optional<AdmissionRequest>& Admitter::requestFor(const Json& job) {
   if (!parsed) return cached.request;  // its own reconcile fails it with the reason
   AdmissionRequest request = admissionRequestOf(*parsed, stringMember(metadata, "creationTimestamp"));
   request.key = kube::objectKey(job);
+  request.queuedByKueue = api::queuedByKueue(job);
   cached.request = std::move(request);
   return cached.request;
 }
@@ -178,6 +179,7 @@ std::uint64_t Admitter::fingerprint() const {
     mix(api::identityOf(job).uid);  // a job made again under its name starts at generation 1 again
     mix(member(member(job, "metadata"), "generation").dump());
     mix(api::isAlive(job) ? "alive" : "gone");
+    mix(api::waitsForAdmission(job) ? "waits" : "not waiting");  // Kueue admitting a job it queues
     for (const auto& partition : api::heldPartitionsOf(job)) mix(partition.id);
   }
   if (quotas_ != nullptr) {
@@ -287,6 +289,7 @@ PlanInputs Admitter::gatherInputs(std::map<std::string, Error>& unreachable) {
       for (auto& [controller, reservation] : missing) inputs.reservations.push_back(reservation);
       continue;
     }
+    if (!api::waitsForAdmission(job)) continue;  // a job Kueue has not admitted yet is Kueue's to queue
     seen.insert(api::identityOf(job).uid);
     if (const auto& request = requestFor(job)) inputs.queue.push_back(*request);
   }

@@ -178,18 +178,24 @@ std::map<std::string, AdmissionDecision> planQuotaAdmissions(std::vector<Admissi
   // Step 1, and each namespace's queue (in sortQueue's order, which queue now has).
   std::map<std::string, NamespaceTurn> turns;
   for (const AdmissionRequest& request : queue) {
-    const auto quota = rules.quotas.find(request.ns);
-    const NamespaceQuota* namespaceQuota = quota == rules.quotas.end() ? nullptr : &quota->second;
-    if (auto never = neverUnderQuota(request, namespaceQuota, rules.missingQuota)) {
-      decisions.emplace(request.key, std::move(*never));
-      continue;
+    // A job Kueue admitted is under Kueue's quota alone: it takes its turns apart from its namespace's
+    // IPUQuota (':' never occurs in a namespace's name).
+    const NamespaceQuota* namespaceQuota = nullptr;
+    if (!request.queuedByKueue) {
+      const auto quota = rules.quotas.find(request.ns);
+      namespaceQuota = quota == rules.quotas.end() ? nullptr : &quota->second;
+      if (auto never = neverUnderQuota(request, namespaceQuota, rules.missingQuota)) {
+        decisions.emplace(request.key, std::move(*never));
+        continue;
+      }
     }
-    auto [entry, first] = turns.try_emplace(request.ns);
+    auto [entry, first] = turns.try_emplace(request.queuedByKueue ? "kueue:" + request.ns : request.ns);
     NamespaceTurn& turn = entry->second;
     if (first) {
       turn.ns = request.ns;
       turn.quota = namespaceQuota;
-      if (const auto usage = rules.usage.find(request.ns); usage != rules.usage.end()) {
+      if (const auto usage = rules.usage.find(request.ns);
+          !request.queuedByKueue && usage != rules.usage.end()) {
         turn.heldIpus = usage->second.runningIpus + usage->second.reservedIpus;
         turn.admittedJobs = usage->second.admittedJobs;
       }

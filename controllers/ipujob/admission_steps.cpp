@@ -113,7 +113,8 @@ void AdmissionSteps::updateStartEstimate(JobPass& pass) {
 }
 
 Result<std::optional<std::string>> AdmissionSteps::claimQuota(const JobPass& pass, const api::IpuJob& job) {
-  if (options_.quotaLedger == nullptr) return std::optional<std::string>();
+  // Kueue's quota applies to a job Kueue admitted, never an IPUQuota as well.
+  if (options_.quotaLedger == nullptr || pass.status.kueue) return std::optional<std::string>();
   return options_.quotaLedger->claim({job.identity.ns, job.identity.name, job.identity.uid,
                                       std::int64_t{job.spec.jobInstances} * job.spec.ipusPerJobInstance,
                                       pass.resourceVersion});

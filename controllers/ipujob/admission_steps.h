@@ -28,6 +28,10 @@ class AdmissionSteps {
   // The job holds no IPUs any more and cannot be admitted as it is (finished, suspended): its quota ledger
   // entry goes, once its stored status shows nothing held.
   Status releaseQuota(const JobPass& pass);
+  // A template its worker pods cannot be built from, or that asks for more than the namespace's worker pod
+  // profile, ends the job here, before it is admitted or holds anything (or is queued in Kueue): true when it
+  // did.
+  bool refusedTemplate(JobPass& pass, const api::IpuJob& job);
 
  private:
   // Claims the namespace's quota for an admitted job: nullopt when claimed (or no quota applies), else why it
@@ -38,9 +42,6 @@ class AdmissionSteps {
   // status.startEstimate from the admitter's estimate, changed at most once per kEstimateRewrite.
   void updateStartEstimate(JobPass& pass);
   static constexpr Clock::Duration kEstimateRewrite = std::chrono::minutes(1);
-  // A template its worker pods cannot be built from, or that asks for more than the namespace's worker pod
-  // profile, ends the job here, before it is admitted or holds anything: true when it did.
-  bool refusedTemplate(JobPass& pass, const api::IpuJob& job);
   // Events on how the job's instances start: a launcher that will not run, one found in the worker command,
   // or a command that hides what it runs.
   void tellHowInstancesStart(const JobPass& pass, const api::IpuJobSpec& spec);

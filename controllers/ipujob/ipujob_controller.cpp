@@ -27,9 +27,22 @@ kube::WatcherConfig workerPodWatch() {
   return {.labelSelector = kJobNameLabel, .skipItemFields = {"spec"}};
 }
 
+// The Workloads' watch: only those of IPUJobs (the operator labels them with their job), not every Workload
+// of the cluster's other Kueue jobs.
+kube::WatcherConfig workloadWatch() {
+  return {.labelSelector = kJobNameLabel};
+}
+
 ReconcilerOptions withLedgerAndProfiles(ReconcilerOptions options, QuotaLedger& ledger,
-                                        const kube::Store& namespaces, api::WorkerPodProfile fallback) {
+                                        const kube::Store& namespaces, api::WorkerPodProfile fallback,
+                                        const kube::Informer* workloads, const kube::Informer* flavors,
+                                        std::string kueueNotUsed) {
   options.quotaLedger = &ledger;
+  if (workloads != nullptr && flavors != nullptr) {
+    options.kueue.workloads = &workloads->store();
+    options.kueue.flavors = &flavors->store();
+  }
+  options.kueue.notUsed = std::move(kueueNotUsed);
   options.workerPodProfile = [&namespaces, fallback](const std::string& ns) {
     return namespaceProfile(namespaces, ns, fallback);
   };
@@ -81,13 +94,16 @@ IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu
       pods_(manager.informer(kube::ResourceRef::pods(), workerPodWatch())),
       quotas_(manager.informer(ipuQuotaResource())),
       namespaces_(manager.informer(kube::ResourceRef::namespaces())),
+      workloads_(config.kueue ? &manager.informer(workloadResource(), workloadWatch()) : nullptr),
+      flavors_(config.kueue ? &manager.informer(resourceFlavorResource()) : nullptr),
       inventory_(vipu),
       ledger_(manager.client(), quotas_.store(), jobs_.store()),
       admitter_(inventory_, jobs_.store(), quotas_.store(), config.missingQuota, config.queueingStrategy,
                 std::move(config.admissionPassObserved)),
       reconciler_(manager.client(), pods_.store(), inventory_, admitter_, events, manager.clock(),
                   withLedgerAndProfiles(std::move(config.reconciler), ledger_, namespaces_.store(),
-                                        config.workerPodProfile)),
+                                        config.workerPodProfile, workloads_, flavors_,
+                                        std::move(config.kueueNotUsed))),
       sweeper_(manager.client(), reconciler_.partitionIdPrefix(), config.orphanSweepDryRun) {
   // An IPUJob or worker pod too large to read is told on its job (and logged by the informer).
   const auto tellItsJob = [&events](const Json& identity, std::size_t bytes) {
@@ -101,19 +117,19 @@ IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu
   // Eight or more worker pods per job, each read only with its job's others: packed, a fifth of the memory.
   pods_.setStoreLayout(kube::StoreLayout::kPacked);
   const kube::Store& jobs = jobs_.store();
+  auto builder = manager.controller("ipujob");
+  builder.forResource(ipuJobResource(), {api::kGroup, api::kKind})
+      .owns(kube::ResourceRef::pods(), workerPodWatch())
+      .watches(ipuJobResource(),
+               [&jobs](const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
+                 return waitingJobsToWake(jobs, old, current);
+               })
+      .watches(ipuQuotaResource(), [&jobs](const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
+        return waitingJobsToWakeForQuota(jobs, old, current);
+      });
+  if (workloads_ != nullptr) builder.owns(workloadResource(), workloadWatch());
   controller_ =
-      &manager.controller("ipujob")
-           .forResource(ipuJobResource(), {api::kGroup, api::kKind})
-           .owns(kube::ResourceRef::pods(), workerPodWatch())
-           .watches(ipuJobResource(),
-                    [&jobs](const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
-                      return waitingJobsToWake(jobs, old, current);
-                    })
-           .watches(ipuQuotaResource(),
-                    [&jobs](const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
-                      return waitingJobsToWakeForQuota(jobs, old, current);
-                    })
-           .withOptions({.workers = config.workers, .observer = std::move(config.reconcileObserved)})
+      &builder.withOptions({.workers = config.workers, .observer = std::move(config.reconcileObserved)})
            .complete(reconciler_);
   auto sweepAll = [this, &vipu](bool confirmed) {
     for (const auto& target : vipu.targets()) {

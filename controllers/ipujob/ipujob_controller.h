@@ -31,6 +31,10 @@ struct IpuJobControllerConfig {
   api::WorkerPodProfile workerPodProfile = api::WorkerPodProfile::kIpuBaseline;
   ctrl::ReconcileObserver reconcileObserved;          // metrics; may be empty
   std::function<void(double)> admissionPassObserved;  // seconds per admission pass; may be empty
+  // Whether jobs with Kueue's queue-name label are given to Kueue (--kueue and its CRDs installed), and if
+  // not, why (told to those jobs).
+  bool kueue = false;
+  std::string kueueNotUsed = "the operator runs with --kueue=false";
 };
 
 // The IPUJob controller and what it owns: its caches, the admitter and the reconciler. setup() registers it
@@ -41,6 +45,7 @@ struct IpuJobControllerConfig {
 //   Watches  IPUJobs again: when a job takes or gives back IPUs (its held partitions change) or leaves the
 //            queue, every waiting job is queued, to be admitted or to learn its new position;
 //   Watches  IPUQuotas: a quota created, deleted or whose spec changed queues its namespace's waiting jobs;
+//   Owns     with Kueue in use, the jobs' Workloads (labelled with their job); Reads ResourceFlavors;
 //   warm-up  the orphan sweep on every V-IPU controller, after the caches synced and before any reconcile
 //            (partitions a killed process created that no IPUJob records), then a first read of the V-IPU
 //            inventory admission plans from;
@@ -67,6 +72,8 @@ class IpuJobController {
   kube::Informer& pods_;
   kube::Informer& quotas_;
   kube::Informer& namespaces_;  // their worker pod profile annotation only (namespace_profiles.h)
+  kube::Informer* workloads_;   // with Kueue in use, else nullptr
+  kube::Informer* flavors_;     // with Kueue in use, else nullptr
   VipuInventory inventory_;
   QuotaLedger ledger_;
   Admitter admitter_;

@@ -57,6 +57,7 @@ IpuJobReconciler::IpuJobReconciler(kube::RestClient& client, const kube::Store& 
       admission_(admitter, events, options_),
       release_(client, workerPods_, partitions_, workers_, admission_, events, options_),
       restarts_(partitions_, workers_, events, options_),
+      kueue_(client, workerPods_, events, options_),
       finalizer_(client, ipuJobResource(), kCleanupFinalizer) {}
 
 Result<Action> IpuJobReconciler::reconcile(const kube::ObjectPtr& job) {
@@ -111,8 +112,15 @@ Result<Action> IpuJobReconciler::apply(const Json& job) {
 }
 
 StepOutcome IpuJobReconciler::step(JobPass& pass) {
-  if (isTerminalPhase(pass.status.phase))
-    return readmittable(pass) ? release_.readmit(pass) : release_.finished(pass);
+  if (isTerminalPhase(pass.status.phase)) {
+    if (readmittable(pass)) return release_.readmit(pass);
+    StepOutcome outcome = release_.finished(pass);
+    // Kueue frees the job's quota when its Workload says Finished: only once its IPUs are released.
+    if (pass.status.kueue && !pass.holdsPartitions()) {
+      if (Status told = kueue_.finished(pass); !told) return told.error();
+    }
+    return outcome;
+  }
   if (!pass.parsed) {
     // Only an older CRD could let this through while running: stop it cleanly rather than strand IPUs.
     if (pass.holdsPartitions()) return pass.fail("InvalidSpec", pass.parsed.error().message);
@@ -121,6 +129,20 @@ StepOutcome IpuJobReconciler::step(JobPass& pass) {
   }
   const api::IpuJob& job = *pass.parsed;
   if (job.spec.suspend) return release_.suspend(pass);
+  if (kueue_.queues(pass)) {
+    // The namespace's worker pod profile applies to a job Kueue queues too: refused, it never gets a
+    // Workload.
+    if (!pass.status.kueue && admission_.refusedTemplate(pass, job)) return Action::awaitChange();
+    KueueGate gate = kueue_.gate(pass, job);
+    switch (gate.kind) {
+      case KueueGate::Kind::kWait:
+        return std::move(gate.outcome);
+      case KueueGate::Kind::kEvict:
+        return release_.evict(pass, gate.reason, gate.message);
+      case KueueGate::Kind::kGoOn:
+        break;
+    }
+  }
   if (!pass.holdsPartitions()) return admit(pass, job);
   if (auto drift = shapeDrift(pass.status, job.spec)) return release_.reshape(pass, *drift);
   return run(pass, job);
@@ -129,6 +151,9 @@ StepOutcome IpuJobReconciler::step(JobPass& pass) {
 StepOutcome IpuJobReconciler::admit(JobPass& pass, const api::IpuJob& job) {
   StepOutcome outcome = admission_.admit(pass, job);
   if (outcome.decision != StepOutcome::Decision::kAdmitted) return outcome;
+  if (auto message = kueue_.notUsedMessage(pass)) {
+    events_.record(kube::referenceTo(pass.object), kube::EventType::kWarning, "KueueNotUsed", *message);
+  }
   // The runtime Secret is recorded by the admission's own write, which saves the job a write of its own
   // before its pods. Not made here (the API server refused it for now), it is made before the first pod.
   if (Status issued = workers_.issueRuntimeSecret(pass, job); !issued) {
@@ -197,7 +222,9 @@ StepOutcome IpuJobReconciler::runWorkers(JobPass& pass, const api::IpuJob& job,
   // Until every worker has run once, missing pods are being created; after that, a missing pod was lost.
   const bool allStarted = pass.status.phase == kPhaseRunning;
   if (!allStarted) {
-    auto created = workers_.createMissing(pass, job, pods, partitions);
+    auto placement = kueue_.placement(pass);
+    if (!placement) return waitFor(pass, placement.error().message);
+    auto created = workers_.createMissing(pass, job, pods, *placement, partitions);
     // Refused for good (invalid, or forbidden: Pod Security admission, missing permissions): the job can
     // never start, so it ends with the API server's words and gives its IPUs back instead of holding them
     // while it retries.
@@ -263,6 +290,9 @@ StepOutcome IpuJobReconciler::judge(JobPass& pass, const api::IpuJob& job, const
   }
   if (workers.allUp(count)) {
     pass.setPhase(kPhaseRunning, "Running", "All worker pods are running");
+    if (pass.status.kueue) {
+      if (Status told = kueue_.workersReady(pass); !told) return told.error();
+    }
     return Action{next};
   }
   const bool progressOnly = pass.observed.phase == kPhaseCreating;

@@ -15,6 +15,7 @@
 #include "ipujob/admission_steps.h"
 #include "ipujob/claimed_workers.h"
 #include "ipujob/job_pass.h"
+#include "ipujob/kueue_steps.h"
 #include "ipujob/partition_steps.h"
 #include "ipujob/progress_writes.h"
 #include "ipujob/reconciler_options.h"
@@ -100,6 +101,7 @@ class IpuJobReconciler final : public ctrl::Reconciler {
   AdmissionSteps admission_;
   ReleaseSteps release_;
   RestartSteps restarts_;
+  KueueSteps kueue_;
   ctrl::Finalizer finalizer_;
 };
 

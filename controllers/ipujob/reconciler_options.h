@@ -7,6 +7,7 @@
 #include "api/worker_pod_profile.h"
 #include "common/clock.h"
 #include "ipujob/worker_pod.h"
+#include "kube/store.h"
 #include "quota/quota_ledger.h"
 
 namespace ipu::controllers {
@@ -16,6 +17,16 @@ struct ReconcilerHooks {
   // Seconds from creation to admission, and from creation to every worker running (first attempt only).
   std::function<void(double)> admitted;
   std::function<void(double)> running;
+};
+
+// Kueue, when the operator gives it the jobs with its queue-name label (ipujob/kueue_steps.h).
+struct KueueOptions {
+  // Its Workloads and ResourceFlavors (caches of the controller); nullptr: Kueue is not in use.
+  const kube::Store* workloads = nullptr;
+  const kube::Store* flavors = nullptr;
+  // Why it is not in use, told to labelled jobs, which then run under the operator's own queue.
+  std::string notUsed = "the operator runs with --kueue=false";
+  bool inUse() const { return workloads != nullptr; }
 };
 
 struct ReconcilerOptions {
@@ -50,6 +61,7 @@ struct ReconcilerOptions {
   ReconcilerHooks hooks;
   // Where admissions claim their namespace's IPUQuota before they are recorded; nullptr: no quotas.
   QuotaLedger* quotaLedger = nullptr;
+  KueueOptions kueue;
 };
 
 }  // namespace ipu::controllers

@@ -118,6 +118,13 @@ StepOutcome ReleaseSteps::suspend(JobPass& pass) {
   return Action::awaitChange();
 }
 
+StepOutcome ReleaseSteps::evict(JobPass& pass, const std::string& reason, const std::string& message) {
+  if (Status gone = letGo(pass); !gone) return gone.error();
+  if (pass.status.kueue) pass.status.kueue->admitted = false;
+  pass.setPhase(kPhaseQueued, reason, message);
+  return Action::awaitChange();  // the pods' deletions and the Workload's changes bring the next passes
+}
+
 // Edited while suspended, then resumed before any operator saw the suspension: its pods and partitions are of
 // the old shape, so they all go and the job is admitted again; pods of the new shape never run on partitions
 // of the old.

@@ -40,6 +40,8 @@ class ReleaseSteps {
   // Succeeded or Failed: partitions released, quota given back, pods removed by cleanPodPolicy, then the TTL.
   StepOutcome finished(JobPass& pass);
   StepOutcome suspend(JobPass& pass);
+  // Kueue took the job's admission back: everything goes, and the job waits in Kueue again.
+  StepOutcome evict(JobPass& pass, const std::string& reason, const std::string& message);
   // The spec's shape changed while the job held partitions: everything goes, and the job is admitted again.
   StepOutcome reshape(JobPass& pass, const std::string& drift);
 

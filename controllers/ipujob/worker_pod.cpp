@@ -114,6 +114,17 @@ Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const WorkerAssignm
   spec["restartPolicy"] = "Never";
   spec["hostname"] = workerHostname(job.identity.name, workerIndex);
   spec["subdomain"] = headlessServiceName(job.identity.name);
+  for (const auto& [key, value] : partition.queueNodeSelector) {
+    Json& selector = spec["nodeSelector"];
+    if (!selector.is_object()) selector = Json::object();
+    if (!selector.contains(key)) selector[key] = value;
+  }
+  for (const Json& toleration : partition.queueTolerations) {
+    Json& tolerations = spec["tolerations"];
+    if (!tolerations.is_array()) tolerations = Json::array();
+    if (std::find(tolerations.begin(), tolerations.end(), toleration) == tolerations.end())
+      tolerations.push_back(toleration);
+  }
   if (!partition.vipuController.empty()) {
     Json& selector = spec["nodeSelector"];
     if (!selector.is_object()) selector = Json::object();

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -32,6 +33,9 @@ struct WorkerAssignment {
   std::string poplarTargetOptions;         // JSON text, as POPLAR_TARGET_OPTIONS wants it
   int attempt = 0;                         // status.restartCount when the pod is made
   api::RuntimeSecretRecord runtimeSecret;  // status.runtimeSecret (jobs whose instances span several workers)
+  // Where Kueue's ResourceFlavors put a job it admitted: node labels to select, taints to tolerate.
+  std::map<std::string, std::string> queueNodeSelector;
+  Json queueTolerations = Json::array();
 };
 
 struct WorkerPodOptions {

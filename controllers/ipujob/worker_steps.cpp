@@ -13,7 +13,8 @@
 namespace ipu::controllers {
 
 Result<ChildrenState> WorkerSteps::createMissing(JobPass& pass, const api::IpuJob& job,
-                                                 const WorkerPods& pods, const PartitionsState& partitions) {
+                                                 const WorkerPods& pods, const QueuePlacement& placement,
+                                                 const PartitionsState& partitions) {
   const auto held = pass.status.heldPartitions();
   api::RuntimeSecretRecord runtimeSecret;
   int created = 0;
@@ -41,7 +42,9 @@ Result<ChildrenState> WorkerSteps::createMissing(JobPass& pass, const api::IpuJo
                                       target.port,
                                       vipu::poplarTargetOptions(partition, partitions.planner->topology()),
                                       pass.attempt(),
-                                      runtimeSecret};
+                                      runtimeSecret,
+                                      placement.nodeSelector,
+                                      placement.tolerations};
     auto built = tryBuildWorkerPod(job, k, assignment, options_);
     if (!built) return ChildrenState{ChildrenState::Kind::kInvalidSpec, built.error().message};
     auto pod = createChild(kube::ResourceRef::pods(), job, *built);

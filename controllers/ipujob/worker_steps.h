@@ -13,6 +13,7 @@
 #include "ipujob/worker_pod.h"
 #include "kube/event_recorder.h"
 #include "kube/rest_client.h"
+#include "kueue/workload.h"
 
 namespace ipu::controllers {
 
@@ -45,7 +46,7 @@ class WorkerSteps {
   // partition. An existing child of the same name counts as created only when it is this job's (see
   // ChildrenState for the others).
   Result<ChildrenState> createMissing(JobPass& pass, const api::IpuJob& job, const WorkerPods& pods,
-                                      const PartitionsState& partitions);
+                                      const QueuePlacement& placement, const PartitionsState& partitions);
   // Makes the job's runtime Secret under a name the API server generates and records it in pass.status,
   // when the job's pods need one and it has none. The status write must land before any pod refers to it
   // (a Secret made by a pass whose write is lost is never mounted; the garbage collector removes it with the

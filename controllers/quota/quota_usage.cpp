@@ -18,6 +18,7 @@ std::string quotaName(const api::IpuQuota& quota) {
 }  // namespace
 
 std::optional<QuotaJob> heldQuotaJobOf(const Json& job) {
+  if (api::queuedByKueue(job)) return std::nullopt;  // Kueue's quota applies to it
   const auto held = api::heldPartitionsOf(job);
   if (held.empty()) return std::nullopt;
   const api::ObjectIdentity identity = api::identityOf(job);
@@ -32,7 +33,7 @@ std::optional<QuotaJob> heldQuotaJobOf(const Json& job) {
 
 std::optional<QuotaJob> quotaJobOf(const Json& job) {
   if (auto held = heldQuotaJobOf(job)) return held;
-  if (!api::waitsForAdmission(job)) return std::nullopt;
+  if (!api::waitsForAdmission(job) || api::queuedByKueue(job)) return std::nullopt;
   const api::ObjectIdentity identity = api::identityOf(job);
   QuotaJob out{identity.name, identity.uid, QuotaJob::State::kWaiting, 0};
   const auto spec = api::parseIpuJobSpec(member(job, "spec"));

@@ -5,6 +5,7 @@
 
 #include "api/resources.h"
 #include "kube/rest_client.h"
+#include "kueue/workload.h"
 
 namespace ipu::cmd {
 
@@ -22,6 +23,15 @@ Status requireInstalledCrds(kube::RestClient& client) {
     }
   }
   return {};
+}
+
+Result<bool> kueueInstalled(kube::RestClient& client) {
+  kube::ListOptions one;
+  one.limit = 1;
+  auto listed = client.list(controllers::workloadResource(), "", one);
+  if (listed) return true;
+  if (listed.error().code == ErrorCode::kNotFound) return false;
+  return listed.error();
 }
 
 }  // namespace ipu::cmd

@@ -11,4 +11,8 @@ namespace ipu::cmd {
 // to the caches, which retry and report them.
 Status requireInstalledCrds(kube::RestClient& client);
 
+// Whether Kueue's Workload CRD (kueue.x-k8s.io/v1beta2) is served; an error when the API server could not
+// tell.
+Result<bool> kueueInstalled(kube::RestClient& client);
+
 }  // namespace ipu::cmd

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "cmd/installed_crds.h"
 #include "cmd/vipu_proxy_runnable.h"
 #include "common/freed_memory.h"
 #include "common/log.h"
@@ -104,6 +105,25 @@ Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const PartitionPre
   };
   ctrl::Manager manager(client, std::move(options));
   kube::KubeEventRecorder events(client);
+  // Kueue is looked for at each term: installed after the operator started, it is used from the next term.
+  bool kueue = false;
+  std::string kueueNotUsed = "the operator runs with --kueue=false";
+  if (flags.kueue) {
+    auto installed = kueueInstalled(client);
+    if (!installed && installed.error().code != ErrorCode::kPermissionDenied) return installed.error();
+    kueue = installed && *installed;
+    kueueNotUsed = installed ? "Kueue's CRDs (workloads.kueue.x-k8s.io/v1beta2) are not installed"
+                             : "the operator may not list Kueue's Workloads (its RBAC)";
+    if (kueue) {
+      log::info("Kueue is installed: IPUJobs with its queue-name label are queued in Kueue");
+    } else if (installed) {
+      log::info(
+          "Kueue is not installed: IPUJobs with its queue-name label run under the operator's own queue");
+    } else {
+      log::warning("Kueue is not used: IPUJobs with its queue-name label run under the operator's own queue",
+                   {{"why", kueueNotUsed}});
+    }
+  }
   auto ipuJobs = controllers::IpuJobController::setup(
       manager, vipuControllers, events,
       {.reconciler = reconcilerOptions(flags, prefixes, telemetry),
@@ -114,7 +134,9 @@ Result<TermEnd> runLeadershipTerm(const OperatorFlags& flags, const PartitionPre
        .orphanSweepDryRun = flags.orphanSweepDryRun,
        .workerPodProfile = flags.workerPodProfile,
        .reconcileObserved = [&telemetry](bool ok, double seconds) { telemetry.reconciled(ok, seconds); },
-       .admissionPassObserved = [&telemetry](double seconds) { telemetry.admissionPass(seconds); }});
+       .admissionPassObserved = [&telemetry](double seconds) { telemetry.admissionPass(seconds); },
+       .kueue = kueue,
+       .kueueNotUsed = kueueNotUsed});
   auto ipuQuotas = controllers::IpuQuotaController::setup(manager, events);
   // Worker pods' V-IPU, served only while this replica leads, over the term's caches and connections.
   if (flags.vipuProxy) {

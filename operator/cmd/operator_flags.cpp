@@ -148,6 +148,11 @@ void defineFlags(cli::Flags& set, RawFlags& raw) {
       0, 3600, "SECONDS");
   set.addBool("orphan-sweep-dry-run", &f.orphanSweepDryRun,
               "log the orphaned partitions the sweeps would remove, and remove none");
+  set.addBool(
+      "kueue", &f.kueue,
+      "give IPUJobs with the label kueue.x-k8s.io/queue-name to Kueue (a Workload per job, admitted by "
+      "Kueue's quota, placed by the operator) when Kueue's CRDs are installed; false: such jobs run "
+      "under the operator's own queue and IPUQuotas, with a Warning Event saying so");
   set.addInteger("workers", &f.workers, "IPUJobs reconciled in parallel", 1, 64, "N");
   set.addDouble("qps", &f.qps, "client-side limit of API server requests per second", 0.1, 10000);
   set.addInteger("burst", &f.burst, "API server requests allowed at once above --qps", 1, 100000, "N");

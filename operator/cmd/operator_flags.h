@@ -60,6 +60,8 @@ struct OperatorFlags {
   int outputsMaxRetainSeconds = 3600;
   int podMapIntervalSeconds = 5;  // 0: no IPUPods are published
   bool orphanSweepDryRun = false;
+  // Jobs with Kueue's queue-name label are given to Kueue when its CRDs are installed.
+  bool kueue = true;
   int workers = 2;
   double qps = 50;
   int burst = 100;

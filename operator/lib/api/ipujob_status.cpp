@@ -149,6 +149,10 @@ IpuJobStatus parseIpuJobStatus(const Json& status) {
   if (const Json& outputs = member(status, "outputs"); outputs.is_object()) {
     parsed.outputs = OutputsStatus{stringMember(outputs, "path"), stringMember(outputs, "retainedUntil")};
   }
+  if (const Json& kueue = member(status, "kueue"); kueue.is_object()) {
+    parsed.kueue = KueueStatus{stringMember(kueue, "workload"), stringMember(kueue, "localQueue"),
+                               stringMember(kueue, "clusterQueue"), member(kueue, "admitted") == Json(true)};
+  }
   if (const Json& estimate = member(status, "startEstimate"); estimate.is_object()) {
     parsed.startEstimate =
         StartEstimateStatus{stringMember(estimate, "startsBy"), stringMember(estimate, "unknown"),
@@ -210,6 +214,12 @@ Json toJson(const IpuJobStatus& status) {
   }
   if (const auto& outputs = status.outputs) {
     out["outputs"] = {{"path", outputs->path}, {"retainedUntil", outputs->retainedUntil}};
+  }
+  if (const auto& kueue = status.kueue) {
+    Json json{
+        {"workload", kueue->workload}, {"localQueue", kueue->localQueue}, {"admitted", kueue->admitted}};
+    putNonEmpty(json, "clusterQueue", kueue->clusterQueue);
+    out["kueue"] = std::move(json);
   }
   if (const auto& estimate = status.startEstimate) {
     Json json{{"updatedAt", estimate->updatedAt}};

@@ -81,6 +81,18 @@ struct OutputsStatus {
   bool operator==(const OutputsStatus&) const = default;
 };
 
+// status.kueue of a job Kueue queues (the label kueue.x-k8s.io/queue-name, with the operator's Kueue support
+// on): its Workload, the LocalQueue it waits in, and, once Kueue admitted it, the ClusterQueue whose quota it
+// uses. `admitted` mirrors the Workload's Admitted condition as the operator last acted on it: while false
+// the job is Kueue's to admit and stays out of the operator's own queue; its IPUQuota never counts it.
+struct KueueStatus {
+  std::string workload;
+  std::string localQueue;
+  std::string clusterQueue;
+  bool admitted = false;
+  bool operator==(const KueueStatus&) const = default;
+};
+
 // status.startEstimate of a waiting job: when it starts at the latest by the admission plan played forward
 // over the deadlines of the jobs before it (controllers/admission/start_estimate.h), or why that is not
 // known. Rewritten at most once a minute.
@@ -120,6 +132,8 @@ struct IpuJobStatus {
   std::optional<StartEstimateStatus> startEstimate;
   // A finished job whose worker 0 keeps its outputs (spec.outputs).
   std::optional<OutputsStatus> outputs;
+  // A job Kueue queues: recorded when its Workload is made, kept for the job's life.
+  std::optional<KueueStatus> kueue;
 
   // The recorded partitions not yet released.
   std::vector<PartitionRecord> heldPartitions() const;

@@ -18,9 +18,17 @@ bool isAlive(const nlohmann::json& job) {
   return member(member(job, "metadata"), "deletionTimestamp").is_null() && !isTerminalPhase(phaseOf(job));
 }
 
+bool queuedByKueue(const nlohmann::json& job) {
+  return !stringMember(member(member(job, "status"), "kueue"), "workload").empty();
+}
+
 bool waitsForAdmission(const nlohmann::json& job) {
   if (!isAlive(job)) return false;
   if (member(member(job, "spec"), "suspend") == nlohmann::json(true)) return false;
+  // Kueue admits it first; then the operator places it.
+  if (queuedByKueue(job) &&
+      member(member(member(job, "status"), "kueue"), "admitted") != nlohmann::json(true))
+    return false;
   return heldPartitionsOf(job).empty();
 }
 

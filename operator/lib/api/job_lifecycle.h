@@ -31,7 +31,11 @@ std::string phaseOf(const nlohmann::json& job);
 // Not being deleted and not finished.
 bool isAlive(const nlohmann::json& job);
 
-// True for a job that waits for admission: alive, not finished, not suspended, no partitions recorded.
+// A job Kueue queues (status.kueue names its Workload): Kueue's quota applies to it, never an IPUQuota.
+bool queuedByKueue(const nlohmann::json& job);
+
+// True for a job that waits for the operator's admission: alive, not finished, not suspended, no partitions
+// recorded, and, for a job Kueue queues, admitted by Kueue (status.kueue.admitted).
 bool waitsForAdmission(const nlohmann::json& job);
 
 // spec.activeDeadlineSeconds when it is a positive integer (how long the job may hold IPUs once admitted).

@@ -107,7 +107,7 @@ class OperatorTest : public ClusterTest {
     directory_ = fs::temp_directory_path() / ("ipu-operator-test-" + ns());
     fs::remove_all(directory_);
     fs::create_directories(directory_);
-    startVipuSim("pod64", vipuSimArgs(), sim_, vipu_);
+    startVipuSim(vipuPod(), vipuSimArgs(), sim_, vipu_);
     if (HasFatalFailure()) return;
     if (startsOperatorInSetUp()) startOperator();
   }
@@ -130,6 +130,9 @@ class OperatorTest : public ClusterTest {
     ASSERT_TRUE(created.ok()) << created.error().message;
     client = std::move(*created);
   }
+
+  // The POD preset of vipu-sim, also its controller's name (the simulated nodes' ipu-pod label).
+  virtual std::string vipuPod() const { return "pod64"; }
 
   // vipu-sim's flags besides its POD and state file (tests that inject faults add theirs).
   virtual std::vector<std::string> vipuSimArgs() const { return {"--activation-delay-ms", "200"}; }
@@ -158,7 +161,7 @@ class OperatorTest : public ClusterTest {
       argv.push_back(arg);
     }
     if (!hasFlag(extraArgs, "--vipu-controller")) {
-      argv.insert(argv.end(), {"--vipu-controller", "pod64=" + sim_->endpoint()});
+      argv.insert(argv.end(), {"--vipu-controller", vipuPod() + "=" + sim_->endpoint()});
     }
     if (crashAt.empty()) {
       argv.insert(argv.end(), {"--leader-election-namespace", ns()});

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "api/job_lifecycle.h"
+
 namespace ipu::api {
 namespace {
 
@@ -68,6 +70,24 @@ TEST(IpuJobStatus, KeptOutputsReadAndWriteBack) {
   EXPECT_EQ(status.outputs, (OutputsStatus{"/outputs", "2026-11-28T12:10:00Z"}));
   EXPECT_EQ(toJson(status), written);
   EXPECT_EQ(parseIpuJobStatus(Json::parse(R"({"outputs": "kept"})")).outputs, std::nullopt);
+}
+
+TEST(IpuJobStatus, KueueRecordReadsAndWritesBackAndDecidesWhoseQueueTheJobWaitsIn) {
+  const Json written = Json::parse(R"({"phase": "Queued", "kueue": {"workload": "ipujob-train-1a2b3",
+    "localQueue": "team-a", "clusterQueue": "gold", "admitted": true}})");
+  const IpuJobStatus status = parseIpuJobStatus(written);
+  EXPECT_EQ(status.kueue, (KueueStatus{"ipujob-train-1a2b3", "team-a", "gold", true}));
+  EXPECT_EQ(toJson(status), written);
+
+  // Kueue's until it admits: then the operator's queue places it.
+  Json job = {{"metadata", {{"name", "train"}, {"namespace", "ns"}}}, {"status", written}};
+  EXPECT_TRUE(queuedByKueue(job));
+  EXPECT_TRUE(waitsForAdmission(job));
+  job["status"]["kueue"]["admitted"] = false;
+  EXPECT_FALSE(waitsForAdmission(job));
+  job["status"].erase("kueue");
+  EXPECT_FALSE(queuedByKueue(job));
+  EXPECT_TRUE(waitsForAdmission(job));
 }
 
 TEST(IpuJobStatus, HeldPartitionsLeaveOutReleasedOnes) {

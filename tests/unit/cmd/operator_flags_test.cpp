@@ -50,6 +50,10 @@ TEST(ParseOperatorFlagsTest, DefaultsMatchTheDocumentedOnes) {
   EXPECT_EQ(flags->interactiveIdleSeconds, 0);
   EXPECT_EQ(flags->outputsRetainSeconds, 600);
   EXPECT_EQ(flags->outputsMaxRetainSeconds, 3600);
+  EXPECT_TRUE(flags->kueue) << "Kueue is used wherever its CRDs are installed";
+  auto off = parseOperatorFlags({"--vipu-controller", "pod64=127.0.0.1:8090", "--kueue=false"});
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  EXPECT_FALSE(off->kueue);
 }
 
 TEST(ParseOperatorFlagsTest, TheVipuProxyListensOnAFixedPortAndWorkersGetAnAddressThatReachesIt) {
@@ -302,6 +306,7 @@ TEST(OperatorUsageTest, NamesEveryFlagWithItsDefaultAndEnvironmentVariable) {
       {"vipu-tls", "(default false)"},
       {"orphan-sweep-interval-seconds", "(default 300)"},
       {"orphan-sweep-dry-run", "(default false)"},
+      {"kueue", "(default true)"},
       {"pod-map-interval-seconds", "(default 5)"},
       {"pod-start-timeout-seconds", "(default 600)"},
       {"pod-deletion-timeout-seconds", "(default 120)"},

@@ -58,6 +58,26 @@ TEST_F(QuotaPlanTest, AJobThatFitsTheTopologyButNotItsQuotaWaitsSayingWhich) {
       << "the rest of the quota still serves smaller jobs";
 }
 
+TEST_F(QuotaPlanTest, AJobKueueAdmittedIsPlacedOnCapacityAloneOutsideItsNamespacesQuota) {
+  // team-a's IPUQuota is full (4 of 4 held) and denies more; the job Kueue admitted is placed all the same,
+  // and its IPUs do not count against the quota's next job.
+  QuotaRules rules{{{"team-a", quota(4)}}, {{"team-a", {4, 0, 1}}}, MissingQuotaPolicy::kDeny};
+  AdmissionRequest kueued = job("team-a", "kueued", 8, at(1));
+  kueued.queuedByKueue = true;
+  const auto decisions = planQuotaAdmissions({kueued, job("team-a", "own", 4, at(2))}, {pod16Using(4)}, {},
+                                             QueueingStrategy::kBestEffortFifo, rules);
+  EXPECT_EQ(decisions.at("team-a/kueued").kind, Kind::kAdmit);
+  EXPECT_EQ(decisions.at("team-a/own").kind, Kind::kWait);
+  EXPECT_EQ(decisions.at("team-a/own").reason, "QuotaExceeded");
+  // In a namespace without an IPUQuota under MissingQuotaPolicy::kDeny, still placed.
+  AdmissionRequest elsewhere = job("team-b", "kueued", 4, at(3));
+  elsewhere.queuedByKueue = true;
+  EXPECT_EQ(planQuotaAdmissions({elsewhere}, {pod16Using(0)}, {}, QueueingStrategy::kBestEffortFifo, rules)
+                .at("team-b/kueued")
+                .kind,
+            Kind::kAdmit);
+}
+
 TEST_F(QuotaPlanTest, AJobThatFitsItsQuotaButNotTheTopologyWaitsForCapacity) {
   QuotaRules rules{{{"team-a", quota(64)}}, {}, MissingQuotaPolicy::kUnlimited};
   const auto decisions = planQuotaAdmissions({job("team-a", "sixteen", 16, at(1))}, {pod16Using(8)}, {},

@@ -62,6 +62,20 @@ TEST(QuotaJobTest, WaitingAsksForItsGangAndHeldPartitionsAreWhatAJobHolds) {
   EXPECT_FALSE(quotaJobOf(job("bad", 1, 3)).has_value()) << "an invalid spec is failed by its reconcile";
 }
 
+TEST(QuotaJobTest, AJobKueueQueuesIsNeverAnIpuQuotasWhetherWaitingOrHoldingIpus) {
+  // Kueue's quota applies to it: counting it here too would charge its namespace twice.
+  Json waiting =
+      job("kueue-waiting", 1, 4, {{"kueue", {{"workload", "ipujob-w-12345"}, {"admitted", false}}}});
+  EXPECT_FALSE(quotaJobOf(waiting).has_value());
+  Json admitted =
+      job("kueue-admitted", 1, 4, {{"kueue", {{"workload", "ipujob-a-12345"}, {"admitted", true}}}});
+  EXPECT_FALSE(quotaJobOf(admitted).has_value());
+  Json running = job("kueue-running", 1, 4, holding("Running", {{4, "Active"}}));
+  running["status"]["kueue"] = {{"workload", "ipujob-r-12345"}, {"admitted", true}};
+  EXPECT_FALSE(quotaJobOf(running).has_value());
+  EXPECT_FALSE(heldQuotaJobOf(running).has_value());
+}
+
 TEST(QuotaJobTest, StatusCountsUsedReservedPendingAdmittedAndWaiting) {
   const std::vector<QuotaJob> jobs = {{"run", "u1", State::kRunning, 8},
                                       {"start", "u2", State::kReserved, 4},

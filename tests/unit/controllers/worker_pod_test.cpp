@@ -170,6 +170,33 @@ spec:
   EXPECT_EQ(pinnedVipuController(unpinned.spec), "");
 }
 
+TEST(WorkerPodTest, KueuesFlavorPlacesTheWorkersBesideTheUsersSelectorAndTolerations) {
+  auto job = jobFrom(yamlToJson(R"(
+kind: IPUJob
+metadata: {name: bert}
+spec:
+  ipusPerJobInstance: "4"
+  workers:
+    template:
+      spec:
+        nodeSelector: {disk: ssd, ipu.graphcore.ai/ipu-pod: users-choice}
+        tolerations: [{key: maintenance, operator: Exists}]
+        containers: [{name: main, image: train:1}]
+)"));
+  WorkerAssignment placed = kPartition;
+  placed.queueNodeSelector = {{"ipu.graphcore.ai/ipu-pod", "pod-a"}, {"zone", "z1"}};
+  placed.queueTolerations = Json::array(
+      {{{"key", "spot"}, {"operator", "Exists"}}, {{"key", "maintenance"}, {"operator", "Exists"}}});
+  const Json pod = buildWorkerPod(job, 0, placed);
+  // Kueue only assigns a flavor whose labels the template's selector allows: the user's value stays.
+  EXPECT_EQ(pod["spec"]["nodeSelector"], Json({{"disk", "ssd"},
+                                               {"ipu.graphcore.ai/ipu-pod", "users-choice"},
+                                               {"zone", "z1"},
+                                               {kVipuControllerNodeLabel, "pod64"}}));
+  EXPECT_EQ(pod["spec"]["tolerations"], Json::parse(R"([{"key": "maintenance", "operator": "Exists"},
+                                                        {"key": "spot", "operator": "Exists"}])"));
+}
+
 TEST(HeadlessServiceTest, SelectsTheJobsWorkersAndPublishesUnreadyPeers) {
   auto job = jobFrom(yamlFileToJson(IPU_EXAMPLES_DIR "/bert-training-multi-ipu.yaml"));
   Json service = buildHeadlessService(job);

@@ -1,0 +1,83 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "api/ipujob.h"
+#include "common/result.h"
+#include "ipujob/claimed_workers.h"
+#include "ipujob/job_pass.h"
+#include "ipujob/reconciler_options.h"
+#include "ipujob/step_outcome.h"
+#include "kube/event_recorder.h"
+#include "kube/rest_client.h"
+#include "kueue/workload.h"
+
+namespace ipu::controllers {
+
+// What Kueue says of a job it queues, for this pass.
+struct KueueGate {
+  enum class Kind {
+    kGoOn,   // admitted by Kueue: the operator places and runs the job
+    kWait,   // the pass ends with `outcome` (Workload made, waiting in Kueue, its reservation given back)
+    kEvict,  // Kueue took the admission back while the job holds IPUs or pods: the job lets go of them
+  };
+  Kind kind = Kind::kGoOn;
+  StepOutcome outcome = StepOutcome(ctrl::Action::awaitChange());
+  std::string reason;   // kEvict: the phase reason
+  std::string message;  // kEvict
+
+  static KueueGate goOn() { return {}; }
+  static KueueGate wait(StepOutcome outcome) { return {Kind::kWait, std::move(outcome), "", ""}; }
+  static KueueGate evict(std::string reason, std::string message) {
+    return {Kind::kEvict, StepOutcome(ctrl::Action::awaitChange()), std::move(reason), std::move(message)};
+  }
+};
+
+// The IPUJob's side of Kueue's Workload protocol (docs/using-kueue.md). A job with the label
+// kueue.x-k8s.io/queue-name, with the operator's Kueue support on, gets a Workload (owned by the job) and
+// waits for Kueue to admit it, never touching the user's spec.suspend; then the operator places and runs it
+// as any job, without its IPUQuota. Evicted or preempted, it lets go of its pods and partitions, and its
+// Workload's quota reservation is given back once nothing of it runs; all workers running sets the Workload's
+// PodsReady; the job's end sets Finished. Everything is read again each pass from the Workload cache and the
+// job's status.kueue, so a restarted operator carries on.
+class KueueSteps {
+ public:
+  KueueSteps(kube::RestClient& client, WorkerPodsOfJob& pods, kube::EventRecorder& events,
+             const ReconcilerOptions& options)
+      : client_(client), pods_(pods), events_(events), options_(options) {}
+
+  // Whether Kueue queues the job: status.kueue recorded, or, with Kueue in use, its queue-name label on a job
+  // that holds no partitions (a label added to a running job waits for its next admission).
+  bool queues(const JobPass& pass) const;
+
+  // A job Kueue queues, before each step that places or runs it.
+  KueueGate gate(JobPass& pass, const api::IpuJob& job);
+  // Every worker runs: the Workload's PodsReady (once).
+  Status workersReady(const JobPass& pass);
+  // The job ended: the Workload's Finished (once), after which Kueue frees its quota.
+  Status finished(const JobPass& pass);
+  // Where Kueue's flavors put the workers (none for a job Kueue does not queue).
+  Result<QueuePlacement> placement(const JobPass& pass) const;
+
+  // Why labelled jobs run under the operator's own queue, for a Warning Event at their admission; nullopt
+  // when Kueue is in use or the job has no label.
+  std::optional<std::string> notUsedMessage(const JobPass& pass) const;
+
+ private:
+  // The job's Workload from the cache, if it is there and the job's.
+  kube::ObjectPtr workloadOf(const JobPass& pass) const;
+  KueueGate create(JobPass& pass, const api::IpuJob& job);
+  KueueGate waitInKueue(JobPass& pass, const WorkloadView& view);
+  // The Workload's reservation given back once nothing of the job runs (Kueue then queues it again).
+  KueueGate giveBack(JobPass& pass, const Json& workload, const WorkloadView& view);
+  Status applyCondition(const Json& workload, const std::string& type, const std::string& reason,
+                        const std::string& message, const JobPass& pass);
+
+  kube::RestClient& client_;
+  WorkerPodsOfJob& pods_;
+  kube::EventRecorder& events_;
+  const ReconcilerOptions& options_;
+};
+
+}  // namespace ipu::controllers

@@ -1,0 +1,104 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api/ipujob.h"
+#include "kube/resource.h"
+
+// Kueue's Workload protocol, the pure part: an IPUJob's Workload as Kueue wants it, and what a Workload says
+// back. Kueue's own job integrations do this in Go (its jobframework); the operator speaks the same protocol
+// over the API (docs/using-kueue.md).
+namespace ipu::controllers {
+
+using Json = nlohmann::json;
+
+// The label that puts a job in a Kueue LocalQueue of its namespace.
+inline constexpr const char* kKueueQueueNameLabel = "kueue.x-k8s.io/queue-name";
+// The label naming a WorkloadPriorityClass for the job's Workload.
+inline constexpr const char* kKueuePriorityClassLabel = "kueue.x-k8s.io/priority-class";
+// The resource a ClusterQueue covers for IPUs: each pod set asks for its workers' share of the partition.
+inline constexpr const char* kIpuResourceName = "graphcore.ai/ipu";
+// Kueue's label of the uid of the job a Workload is for.
+inline constexpr const char* kKueueJobUidLabel = "kueue.x-k8s.io/job-uid";
+
+kube::ResourceRef workloadResource();
+kube::ResourceRef resourceFlavorResource();
+kube::ResourceRef workloadPriorityClassResource();
+
+// The job's LocalQueue ("" when it has no queue-name label).
+std::string localQueueOf(const Json& job);
+// The WorkloadPriorityClass its label names ("" when none).
+std::string workloadPriorityClassOf(const Json& job);
+
+// The Workload's name: "ipujob-<name>-<5 hex digits of the uid's SHA-256>", cut to fit 253 characters; a
+// job made again under the same name gets another Workload.
+std::string workloadNameFor(const api::ObjectIdentity& identity);
+
+// The job's pod sets as Kueue counts them: one per worker shape. Every worker of an IPUJob has the same
+// template and the same share of its instance's IPUs (the spec's rules make workersPerJobInstance divide
+// ipusPerJobInstance), so one pod set "workers" of jobInstances x workersPerJobInstance pods. Its template is
+// the user's worker template (only labels and annotations of its metadata, as Kueue allows) with the share
+// added to the first container's requests as graphcore.ai/ipu.
+Json workloadPodSets(const api::IpuJobSpec& spec);
+
+// The priority a Workload takes: a WorkloadPriorityClass by name and value, or the job's spec.priority.
+struct WorkloadPriority {
+  std::string className;  // "" for spec.priority
+  int value = 0;
+};
+
+// The Workload of a job: controller owner reference to the job, Kueue's job-uid label, the LocalQueue, the
+// priority and the pod sets. `jobObject` is the IPUJob as stored (its apiVersion, kind, uid, labels).
+Json desiredWorkload(const Json& jobObject, const api::IpuJob& job, const WorkloadPriority& priority);
+
+// A job's pods are placed by the ResourceFlavors Kueue assigned: their node labels and tolerations.
+struct QueuePlacement {
+  std::map<std::string, std::string> nodeSelector;
+  Json tolerations = Json::array();
+  bool operator==(const QueuePlacement&) const = default;
+};
+
+// What a Workload says, as the operator acts on it.
+struct WorkloadView {
+  std::string ownerUid;  // the uid of its controller owner reference ("" none)
+  bool quotaReserved = false;
+  bool admitted = false;      // Admitted=True: quota reserved and every admission check Ready
+  bool evicted = false;       // Evicted=True
+  bool finished = false;      // Finished=True
+  bool podsReady = false;     // PodsReady=True
+  bool active = true;         // spec.active
+  std::string clusterQueue;   // status.admission.clusterQueue
+  std::string evictedReason;  // the Evicted condition's reason ("Preempted", "PodsReadyTimeout", ...)
+  std::string evictedMessage;
+  // Why it waits, in Kueue's words: the QuotaReserved condition's message while it is False, then pending
+  // admission checks.
+  std::string waiting;
+  // The flavor each pod set's resources were assigned, by pod set name.
+  std::map<std::string, std::vector<std::string>> flavors;
+};
+WorkloadView viewOf(const Json& workload);
+
+// The placement of the job's workers: the union of the node labels and tolerations of every flavor Kueue
+// assigned (looked up by name; a flavor not found is an error naming it).
+struct FlavorLookup {
+  std::map<std::string, Json> flavors;  // ResourceFlavor objects by name
+};
+std::optional<QueuePlacement> placementFrom(const WorkloadView& view, const FlavorLookup& lookup,
+                                            std::string& missing);
+
+// A condition the job's controller owns on its Workload (PodsReady, Finished), as a server-side apply body of
+// that one condition: Kueue's conditions are a map by type, so the apply touches no other.
+Json workloadConditionApply(const Json& workload, const std::string& type, bool status,
+                            const std::string& reason, const std::string& message, const std::string& now);
+
+// After an eviction, once the job no longer runs: the Workload's quota reservation given back as Kueue's own
+// job integrations do (admission removed, QuotaReserved and Admitted False, Requeued True when it was
+// preempted or lost its node), as a merge patch conditional on the Workload's resourceVersion.
+Json clearedAdmissionPatch(const Json& workload, const std::string& now);
+
+}  // namespace ipu::controllers
