@@ -75,7 +75,9 @@ Result<std::optional<Admission>> Admitter::decide(const std::string& key) {
   std::lock_guard pass(passMutex_);
   dropReservationsOfGoneJobs();
   const kube::ObjectPtr self = jobs_.get(key);
-  if (!self || !api::waitsForAdmission(*self) || reserved_.contains(key)) return std::optional<Admission>();
+  if (!self || !api::waitsForAdmission(*self) || api::managerOf(*self) != controllerName_ ||
+      reserved_.contains(key))
+    return std::optional<Admission>();
   if (!memoCurrent(key)) {
     // Both read before the plan: a change that lands while it runs moves a counter past them, so the next
     // decide() looks again.
@@ -290,6 +292,7 @@ PlanInputs Admitter::gatherInputs(std::map<std::string, Error>& unreachable) {
       continue;
     }
     if (!api::waitsForAdmission(job)) continue;  // a job Kueue has not admitted yet is Kueue's to queue
+    if (api::managerOf(job) != controllerName_) continue;  // another install's, or MultiKueue's
     seen.insert(api::identityOf(job).uid);
     if (const auto& request = requestFor(job)) inputs.queue.push_back(*request);
   }

@@ -116,6 +116,10 @@ class Admitter {
 
   QueueingStrategy strategy() const { return strategy_; }
 
+  // Only jobs whose spec.managedBy is `controllerName` (api::managerOf) are queued; other controllers' jobs
+  // that hold partitions still count as their holders. Set before the first pass.
+  void manageOnly(std::string controllerName) { controllerName_ = std::move(controllerName); }
+
   // When the waiting job starts at the latest (start_estimate.h), played forward from the last pass's
   // inputs. The whole queue's estimates are worked out at most once per kEstimateInterval (the play plans
   // the queue many times); in between, the last ones stand. nullopt: no estimate for the job yet.
@@ -191,6 +195,7 @@ class Admitter {
   const kube::Store* quotas_ = nullptr;  // nullptr: no quotas (planAdmissions)
   MissingQuotaPolicy missingQuota_ = MissingQuotaPolicy::kUnlimited;
   QueueingStrategy strategy_;
+  std::string controllerName_ = api::kDefaultControllerName;
   std::function<void(double)> passObserved_;
   mutable std::mutex passMutex_;
   std::map<std::string, ParsedRequest> parsed_;  // by uid; under passMutex_

@@ -36,11 +36,12 @@ kube::WatcherConfig workloadWatch() {
 ReconcilerOptions withLedgerAndProfiles(ReconcilerOptions options, QuotaLedger& ledger,
                                         const kube::Store& namespaces, api::WorkerPodProfile fallback,
                                         const kube::Informer* workloads, const kube::Informer* flavors,
-                                        std::string kueueNotUsed) {
+                                        const kube::Informer* admissionChecks, std::string kueueNotUsed) {
   options.quotaLedger = &ledger;
-  if (workloads != nullptr && flavors != nullptr) {
+  if (workloads != nullptr && flavors != nullptr && admissionChecks != nullptr) {
     options.kueue.workloads = &workloads->store();
     options.kueue.flavors = &flavors->store();
+    options.kueue.admissionChecks = &admissionChecks->store();
   }
   options.kueue.notUsed = std::move(kueueNotUsed);
   options.workerPodProfile = [&namespaces, fallback](const std::string& ns) {
@@ -96,13 +97,14 @@ IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu
       namespaces_(manager.informer(kube::ResourceRef::namespaces())),
       workloads_(config.kueue ? &manager.informer(workloadResource(), workloadWatch()) : nullptr),
       flavors_(config.kueue ? &manager.informer(resourceFlavorResource()) : nullptr),
+      admissionChecks_(config.kueue ? &manager.informer(admissionCheckResource()) : nullptr),
       inventory_(vipu),
       ledger_(manager.client(), quotas_.store(), jobs_.store()),
       admitter_(inventory_, jobs_.store(), quotas_.store(), config.missingQuota, config.queueingStrategy,
                 std::move(config.admissionPassObserved)),
       reconciler_(manager.client(), pods_.store(), inventory_, admitter_, events, manager.clock(),
                   withLedgerAndProfiles(std::move(config.reconciler), ledger_, namespaces_.store(),
-                                        config.workerPodProfile, workloads_, flavors_,
+                                        config.workerPodProfile, workloads_, flavors_, admissionChecks_,
                                         std::move(config.kueueNotUsed))),
       sweeper_(manager.client(), reconciler_.partitionIdPrefix(), config.orphanSweepDryRun) {
   // An IPUJob or worker pod too large to read is told on its job (and logged by the informer).
@@ -116,6 +118,7 @@ IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu
   namespaces_.setTransform(trimNamespaceForCache);
   // Eight or more worker pods per job, each read only with its job's others: packed, a fifth of the memory.
   pods_.setStoreLayout(kube::StoreLayout::kPacked);
+  admitter_.manageOnly(reconciler_.controllerName());
   const kube::Store& jobs = jobs_.store();
   auto builder = manager.controller("ipujob");
   builder.forResource(ipuJobResource(), {api::kGroup, api::kKind})
@@ -127,7 +130,14 @@ IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu
       .watches(ipuQuotaResource(), [&jobs](const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
         return waitingJobsToWakeForQuota(jobs, old, current);
       });
-  if (workloads_ != nullptr) builder.owns(workloadResource(), workloadWatch());
+  if (workloads_ != nullptr) {
+    builder.owns(workloadResource(), workloadWatch());
+    admissionCheckReconciler_ = std::make_unique<AdmissionCheckReconciler>(manager.client(), manager.clock());
+    manager.controller("admissioncheck")
+        .forResource(admissionCheckResource(), {"kueue.x-k8s.io", "AdmissionCheck"})
+        .withOptions({.workers = 1})
+        .complete(*admissionCheckReconciler_);
+  }
   controller_ =
       &builder.withOptions({.workers = config.workers, .observer = std::move(config.reconcileObserved)})
            .complete(reconciler_);

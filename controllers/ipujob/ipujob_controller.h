@@ -10,6 +10,7 @@
 #include "ipujob/ipujob_reconciler.h"
 #include "ipujob/orphan_partitions.h"
 #include "kube/event_recorder.h"
+#include "kueue/admission_check_controller.h"
 #include "quota/quota_ledger.h"
 
 namespace ipu::controllers {
@@ -45,7 +46,8 @@ struct IpuJobControllerConfig {
 //   Watches  IPUJobs again: when a job takes or gives back IPUs (its held partitions change) or leaves the
 //            queue, every waiting job is queued, to be admitted or to learn its new position;
 //   Watches  IPUQuotas: a quota created, deleted or whose spec changed queues its namespace's waiting jobs;
-//   Owns     with Kueue in use, the jobs' Workloads (labelled with their job); Reads ResourceFlavors;
+//   Owns     with Kueue in use, the jobs' Workloads (labelled with their job); Reads ResourceFlavors and
+//            AdmissionChecks, and keeps those it answers (IPU placement) Active (AdmissionCheckReconciler);
 //   warm-up  the orphan sweep on every V-IPU controller, after the caches synced and before any reconcile
 //            (partitions a killed process created that no IPUJob records), then a first read of the V-IPU
 //            inventory admission plans from;
@@ -71,14 +73,16 @@ class IpuJobController {
   kube::Informer& jobs_;
   kube::Informer& pods_;
   kube::Informer& quotas_;
-  kube::Informer& namespaces_;  // their worker pod profile annotation only (namespace_profiles.h)
-  kube::Informer* workloads_;   // with Kueue in use, else nullptr
-  kube::Informer* flavors_;     // with Kueue in use, else nullptr
+  kube::Informer& namespaces_;       // their worker pod profile annotation only (namespace_profiles.h)
+  kube::Informer* workloads_;        // with Kueue in use, else nullptr
+  kube::Informer* flavors_;          // with Kueue in use, else nullptr
+  kube::Informer* admissionChecks_;  // with Kueue in use, else nullptr
   VipuInventory inventory_;
   QuotaLedger ledger_;
   Admitter admitter_;
   IpuJobReconciler reconciler_;
   OrphanSweeper sweeper_;
+  std::unique_ptr<AdmissionCheckReconciler> admissionCheckReconciler_;  // with Kueue in use
   ctrl::Controller* controller_ = nullptr;
 };
 

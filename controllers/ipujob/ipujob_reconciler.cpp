@@ -61,6 +61,8 @@ IpuJobReconciler::IpuJobReconciler(kube::RestClient& client, const kube::Store& 
       finalizer_(client, ipuJobResource(), kCleanupFinalizer) {}
 
 Result<Action> IpuJobReconciler::reconcile(const kube::ObjectPtr& job) {
+  // Another controller's job (another install, MultiKueue): never touched, not even its finalizer.
+  if (api::managerOf(*job) != options_.controllerName) return Action::awaitChange();
   // A job that holds partitions calls their controller in this pass: a slow one gets only its share of the
   // workers, and the job waits its turn without holding one.
   std::optional<VipuCallSlots::Slot> slot;
@@ -139,6 +141,11 @@ StepOutcome IpuJobReconciler::step(JobPass& pass) {
         return std::move(gate.outcome);
       case KueueGate::Kind::kEvict:
         return release_.evict(pass, gate.reason, gate.message);
+      case KueueGate::Kind::kPlace: {
+        StepOutcome outcome = admit(pass, job);
+        if (Status told = kueue_.reportPlacement(pass, gate.check); !told) return told.error();
+        return outcome;
+      }
       case KueueGate::Kind::kGoOn:
         break;
     }
@@ -204,8 +211,15 @@ StepOutcome IpuJobReconciler::run(JobPass& pass, const api::IpuJob& job) {
     case PartitionsState::Kind::kNoLongerFits:
       break;
   }
-  // Someone else took the IPUs while no process ran: give back what exists and return to the queue.
+  // Someone else took the IPUs while no process ran: give back what exists and return to the queue (a job
+  // Kueue admitted through the placement check: the check says Retry, and Kueue queues it again).
   if (auto released = partitions_.release(pass); !released) return released.error();
+  if (pass.status.kueue) {
+    if (Status told =
+            kueue_.placementLost(pass, "The IPUs the job was placed on have been taken; placing it again");
+        !told)
+      return told.error();
+  }
   pass.setPhase(kPhaseQueued, "InsufficientCapacity",
                 "The capacity this job was admitted to has been taken; waiting again");
   pass.status.forgetPartitions();

@@ -65,6 +65,7 @@ class IpuJobReconciler final : public ctrl::Reconciler {
   ctrl::Retry onError(const kube::ObjectPtr& job, const Error& error) override;
 
   const std::string& partitionIdPrefix() const { return options_.partitionIdPrefix; }
+  const std::string& controllerName() const { return options_.controllerName; }
 
  private:
   Result<Action> apply(const Json& job);

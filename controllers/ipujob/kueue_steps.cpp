@@ -86,6 +86,7 @@ KueueGate KueueSteps::gate(JobPass& pass, const api::IpuJob& job) {
   if (view.admitted && !view.evicted && !view.finished) {
     if (!kueue->admitted || kueue->clusterQueue != view.clusterQueue) {
       kueue->admitted = true;
+      kueue->awaitingPlacement = false;
       kueue->clusterQueue = view.clusterQueue;
       events_.record(kube::referenceTo(pass.object), kube::EventType::kNormal, "AdmittedByKueue",
                      "Kueue admitted the job in ClusterQueue " + view.clusterQueue + " (LocalQueue " +
@@ -99,6 +100,7 @@ KueueGate KueueSteps::gate(JobPass& pass, const api::IpuJob& job) {
     }
     return {};
   }
+  if (auto placed = placementGate(pass, *kueue, view)) return std::move(*placed);
   if (view.finished) {
     // Finished, for a job that is not: the job was sent back to admission after it failed (its spec edited).
     // Its old Workload goes; a new one is made once it is gone.
@@ -124,6 +126,86 @@ KueueGate KueueSteps::gate(JobPass& pass, const api::IpuJob& job) {
   if (!pods.empty()) return podsGoing;
   if (view.quotaReserved && view.evicted) return giveBack(pass, *workload, view);
   return waitInKueue(pass, view);
+}
+
+std::optional<KueueGate> KueueSteps::placementGate(JobPass& pass, api::KueueStatus& kueue,
+                                                   const WorkloadView& view) {
+  const auto check = placementCheckOf(view, placementChecks());
+  if (!check || !view.quotaReserved || view.evicted || view.finished ||
+      (check->state != "Pending" && check->state != "Ready"))
+    return std::nullopt;
+  kueue.clusterQueue = view.clusterQueue;
+  if (!kueue.awaitingPlacement) {
+    kueue.awaitingPlacement = true;
+    kueue.admitted = false;
+    // Written first: the operator's queue takes the job from its recorded status.kueue.
+    pass.setPhase(kPhaseQueued, "PlacingForKueue",
+                  "Kueue reserved quota in " + queueText(kueue) +
+                      ": placing the job's partitions (admission check " + check->name + ")");
+    return KueueGate::wait(StepOutcome(ctrl::Action::awaitChange()));
+  }
+  const auto held = pass.observed.heldPartitions();
+  if (held.empty()) return KueueGate::place(check->name);
+  // Placed and recorded (so a restarted operator keeps the IPUs reserved): the check says so, and the
+  // partitions are made once Kueue admits the job.
+  const std::string placed = std::to_string(held.size()) + " partition(s) of " +
+                             std::to_string(held[0].size) + " IPUs on " + held[0].controller + " (" +
+                             held[0].ipus + (held.size() > 1 ? ", ..." : "") + ")";
+  if (check->state != "Ready") {
+    const kube::ObjectPtr workload = workloadOf(pass);
+    if (workload) {
+      if (Status told = answer(*workload, check->name, "Ready", "Placed: " + placed, pass); !told)
+        return KueueGate::wait(StepOutcome(told.error()));
+    }
+  }
+  pass.setPhase(
+      kPhaseQueued, "PlacedForKueue",
+      "Placed (" + placed + " reserved): waiting for Kueue to admit the job in " + queueText(kueue));
+  return KueueGate::wait(StepOutcome(ctrl::Action::awaitChange()));
+}
+
+std::set<std::string> KueueSteps::placementChecks() const {
+  std::set<std::string> names;
+  if (options_.kueue.admissionChecks == nullptr) return names;
+  for (const kube::ObjectPtr& check : options_.kueue.admissionChecks->list()) {
+    if (answersCheck(*check)) names.insert(stringMember(member(*check, "metadata"), "name"));
+  }
+  return names;
+}
+
+Status KueueSteps::answer(const Json& workload, const std::string& check, const std::string& state,
+                          const std::string& message, const JobPass& pass) {
+  const Json body = admissionCheckApply(workload, check, state, message, formatTime(pass.now));
+  auto applied =
+      client_.apply(workloadResource(), pass.identity.ns, body, kIpuPlacementCheckController, true, "status");
+  if (!applied && applied.error().code != ErrorCode::kNotFound) return applied.error();
+  log::info("answered the IPU placement check",
+            {{"job", pass.key}, {"check", check}, {"state", state}, {"message", message}});
+  return {};
+}
+
+Status KueueSteps::reportPlacement(const JobPass& pass, const std::string& check) {
+  const kube::ObjectPtr workload = workloadOf(pass);
+  if (!workload) return {};
+  const auto entry = placementCheckOf(viewOf(*workload), {check});
+  if (!entry) return {};
+  if (pass.status.phase == kPhaseFailed) {
+    return answer(*workload, check, "Rejected", pass.status.lastMessage, pass);
+  }
+  if (!pass.status.heldPartitions().empty()) return {};  // Ready once the placement is recorded
+  // No decision in this pass (the cache was behind): nothing new to say.
+  if (pass.phaseReason.empty() || pass.status.phase != kPhaseQueued) return {};
+  const std::string why = "Cannot be placed now: " + pass.status.lastMessage;
+  if (entry->state == "Pending" && entry->message == why) return {};
+  return answer(*workload, check, "Pending", why, pass);
+}
+
+Status KueueSteps::placementLost(const JobPass& pass, const std::string& why) {
+  const kube::ObjectPtr workload = workloadOf(pass);
+  if (!workload) return {};
+  const auto entry = placementCheckOf(viewOf(*workload), placementChecks());
+  if (!entry || entry->state == "Retry") return {};
+  return answer(*workload, entry->name, "Retry", why, pass);
 }
 
 KueueGate KueueSteps::create(JobPass& pass, const api::IpuJob& job) {
@@ -165,6 +247,7 @@ KueueGate KueueSteps::create(JobPass& pass, const api::IpuJob& job) {
 KueueGate KueueSteps::waitInKueue(JobPass& pass, const WorkloadView& view) {
   auto& kueue = *pass.status.kueue;
   kueue.admitted = false;
+  kueue.awaitingPlacement = false;
   if (!view.clusterQueue.empty()) kueue.clusterQueue = view.clusterQueue;
   std::string message = "Waiting in " + queueText(kueue);
   if (!view.waiting.empty()) message += ": " + view.waiting;

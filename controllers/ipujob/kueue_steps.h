@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 
 #include "api/ipujob.h"
@@ -21,16 +22,24 @@ struct KueueGate {
     kGoOn,   // admitted by Kueue: the operator places and runs the job
     kWait,   // the pass ends with `outcome` (Workload made, waiting in Kueue, its reservation given back)
     kEvict,  // Kueue took the admission back while the job holds IPUs or pods: the job lets go of them
+    // Kueue reserved quota and asks the operator's IPU placement check: the job is planned (and its placement
+    // recorded) as any admission, but its partitions are made only once Kueue admits it.
+    kPlace,
   };
   Kind kind = Kind::kGoOn;
   StepOutcome outcome = StepOutcome(ctrl::Action::awaitChange());
   std::string reason;   // kEvict: the phase reason
   std::string message;  // kEvict
+  std::string check;    // kPlace: the AdmissionCheck to answer
 
   static KueueGate goOn() { return {}; }
-  static KueueGate wait(StepOutcome outcome) { return {Kind::kWait, std::move(outcome), "", ""}; }
+  static KueueGate wait(StepOutcome outcome) { return {Kind::kWait, std::move(outcome), "", "", ""}; }
   static KueueGate evict(std::string reason, std::string message) {
-    return {Kind::kEvict, StepOutcome(ctrl::Action::awaitChange()), std::move(reason), std::move(message)};
+    return {Kind::kEvict, StepOutcome(ctrl::Action::awaitChange()), std::move(reason), std::move(message),
+            ""};
+  }
+  static KueueGate place(std::string check) {
+    return {Kind::kPlace, StepOutcome(ctrl::Action::awaitChange()), "", "", std::move(check)};
   }
 };
 
@@ -53,6 +62,12 @@ class KueueSteps {
 
   // A job Kueue queues, before each step that places or runs it.
   KueueGate gate(JobPass& pass, const api::IpuJob& job);
+  // After a kPlace pass's admission: the placement check Pending with why the job cannot be placed now, or
+  // Rejected when it never can (Ready is answered once the placement is recorded).
+  Status reportPlacement(const JobPass& pass, const std::string& check);
+  // The placement Kueue admitted can no longer be made (others took its IPUs): the check says Retry, and
+  // Kueue evicts and queues the job again.
+  Status placementLost(const JobPass& pass, const std::string& why);
   // Every worker runs: the Workload's PodsReady (once).
   Status workersReady(const JobPass& pass);
   // The job ended: the Workload's Finished (once), after which Kueue frees its quota.
@@ -69,8 +84,15 @@ class KueueSteps {
   kube::ObjectPtr workloadOf(const JobPass& pass) const;
   KueueGate create(JobPass& pass, const api::IpuJob& job);
   KueueGate waitInKueue(JobPass& pass, const WorkloadView& view);
+  // Kueue reserved quota and its ClusterQueue lists an IPU placement check: the job is placed (kPlace), or,
+  // placed already, the check answered Ready. nullopt when no such check waits on the operator.
+  std::optional<KueueGate> placementGate(JobPass& pass, api::KueueStatus& kueue, const WorkloadView& view);
   // The Workload's reservation given back once nothing of the job runs (Kueue then queues it again).
   KueueGate giveBack(JobPass& pass, const Json& workload, const WorkloadView& view);
+  // The names of the AdmissionChecks the operator answers.
+  std::set<std::string> placementChecks() const;
+  Status answer(const Json& workload, const std::string& check, const std::string& state,
+                const std::string& message, const JobPass& pass);
   Status applyCondition(const Json& workload, const std::string& type, const std::string& reason,
                         const std::string& message, const JobPass& pass);
 

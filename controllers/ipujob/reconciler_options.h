@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "api/job_lifecycle.h"
 #include "api/worker_pod_profile.h"
 #include "common/clock.h"
 #include "ipujob/worker_pod.h"
@@ -24,12 +25,17 @@ struct KueueOptions {
   // Its Workloads and ResourceFlavors (caches of the controller); nullptr: Kueue is not in use.
   const kube::Store* workloads = nullptr;
   const kube::Store* flavors = nullptr;
+  // The AdmissionChecks (the operator answers those with its controllerName: IPU placement).
+  const kube::Store* admissionChecks = nullptr;
   // Why it is not in use, told to labelled jobs, which then run under the operator's own queue.
   std::string notUsed = "the operator runs with --kueue=false";
   bool inUse() const { return workloads != nullptr; }
 };
 
 struct ReconcilerOptions {
+  // The IPUJobs this operator acts on: those whose spec.managedBy is this (api::managerOf); the others are
+  // left as they are, without a finalizer, a status write or an Event.
+  std::string controllerName = api::kDefaultControllerName;
   WorkerPodOptions pods;
   std::string partitionIdPrefix = "k8s";
   // Ids derived under it for a job's own identity are still the job's (admitted under a former default);

@@ -120,7 +120,10 @@ StepOutcome ReleaseSteps::suspend(JobPass& pass) {
 
 StepOutcome ReleaseSteps::evict(JobPass& pass, const std::string& reason, const std::string& message) {
   if (Status gone = letGo(pass); !gone) return gone.error();
-  if (pass.status.kueue) pass.status.kueue->admitted = false;
+  if (pass.status.kueue) {
+    pass.status.kueue->admitted = false;
+    pass.status.kueue->awaitingPlacement = false;
+  }
   pass.setPhase(kPhaseQueued, reason, message);
   return Action::awaitChange();  // the pods' deletions and the Workload's changes bring the next passes
 }

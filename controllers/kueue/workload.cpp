@@ -69,6 +69,19 @@ void setCondition(Json& conditions, Json next) {
   conditions.push_back(std::move(next));
 }
 
+// A server-side apply body of the Workload's status: its identity (the uid too, so the apply never lands on a
+// Workload made again under the name) and only the fields given.
+Json statusApply(const Json& workload, Json status) {
+  const Json& metadata = member(workload, "metadata");
+  return {{"apiVersion", workloadResource().apiVersion()},
+          {"kind", "Workload"},
+          {"metadata",
+           {{"name", stringMember(metadata, "name")},
+            {"namespace", stringMember(metadata, "namespace")},
+            {"uid", stringMember(metadata, "uid")}}},
+          {"status", std::move(status)}};
+}
+
 }  // namespace
 
 kube::ResourceRef workloadResource() {
@@ -79,6 +92,9 @@ kube::ResourceRef resourceFlavorResource() {
 }
 kube::ResourceRef workloadPriorityClassResource() {
   return {"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false};
+}
+kube::ResourceRef admissionCheckResource() {
+  return {"kueue.x-k8s.io", "v1beta2", "admissionchecks", false};
 }
 
 std::string localQueueOf(const Json& job) {
@@ -155,6 +171,10 @@ WorkloadView viewOf(const Json& workload) {
         names.push_back(flavor.get<std::string>());
     }
   }
+  for (const Json& check : arrayMember(status, "admissionChecks")) {
+    view.checks.push_back(
+        {stringMember(check, "name"), stringMember(check, "state"), stringMember(check, "message")});
+  }
   if (!view.quotaReserved) {
     view.waiting = reserved != nullptr ? stringMember(*reserved, "message") : "";
   } else if (!view.admitted) {
@@ -167,6 +187,49 @@ WorkloadView viewOf(const Json& workload) {
     }
   }
   return view;
+}
+
+std::optional<AdmissionCheckEntry> placementCheckOf(const WorkloadView& view,
+                                                    const std::set<std::string>& ours) {
+  for (const AdmissionCheckEntry& check : view.checks) {
+    if (ours.contains(check.name)) return check;
+  }
+  return std::nullopt;
+}
+
+Json admissionCheckApply(const Json& workload, const std::string& check, const std::string& state,
+                         const std::string& message, const std::string& now) {
+  std::string since = now;
+  for (const Json& entry : arrayMember(member(workload, "status"), "admissionChecks")) {
+    if (stringMember(entry, "name") == check && stringMember(entry, "state") == state &&
+        !stringMember(entry, "lastTransitionTime").empty())
+      since = stringMember(entry, "lastTransitionTime");
+  }
+  return statusApply(workload, {{"admissionChecks", Json::array({{{"name", check},
+                                                                  {"state", state},
+                                                                  {"message", message.substr(0, 32768)},
+                                                                  {"lastTransitionTime", since}}})}});
+}
+
+bool answersCheck(const Json& admissionCheck) {
+  return stringMember(member(admissionCheck, "spec"), "controllerName") == kIpuPlacementCheckController;
+}
+
+std::optional<Json> activePatch(const Json& admissionCheck, const std::string& now) {
+  const std::int64_t generation = generationOf(admissionCheck);
+  Json conditions = arrayMember(member(admissionCheck, "status"), "conditions");
+  if (!conditions.is_array()) conditions = Json::array();
+  for (const Json& existing : conditions) {
+    if (stringMember(existing, "type") == "Active" && stringMember(existing, "status") == "True" &&
+        member(existing, "observedGeneration") == Json(generation))
+      return std::nullopt;
+  }
+  setCondition(conditions,
+               condition("Active", true, "Active",
+                         "The IPU placement check of ipu-operator: Ready when the job's partitions "
+                         "can be placed on the IPU-POD now (IPUJobs' Workloads only)",
+                         now, generation));
+  return Json{{"status", {{"conditions", std::move(conditions)}}}};
 }
 
 std::optional<QueuePlacement> placementFrom(const WorkloadView& view, const FlavorLookup& lookup,
@@ -197,16 +260,9 @@ std::optional<QueuePlacement> placementFrom(const WorkloadView& view, const Flav
 
 Json workloadConditionApply(const Json& workload, const std::string& type, bool status,
                             const std::string& reason, const std::string& message, const std::string& now) {
-  const Json& metadata = member(workload, "metadata");
-  return {{"apiVersion", workloadResource().apiVersion()},
-          {"kind", "Workload"},
-          {"metadata",
-           {{"name", stringMember(metadata, "name")},
-            {"namespace", stringMember(metadata, "namespace")},
-            {"uid", stringMember(metadata, "uid")}}},
-          {"status",
-           {{"conditions",
-             Json::array({condition(type, status, reason, message, now, generationOf(workload))})}}}};
+  return statusApply(
+      workload,
+      {{"conditions", Json::array({condition(type, status, reason, message, now, generationOf(workload))})}});
 }
 
 Json clearedAdmissionPatch(const Json& workload, const std::string& now) {

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,10 +26,13 @@ inline constexpr const char* kKueuePriorityClassLabel = "kueue.x-k8s.io/priority
 inline constexpr const char* kIpuResourceName = "graphcore.ai/ipu";
 // Kueue's label of the uid of the job a Workload is for.
 inline constexpr const char* kKueueJobUidLabel = "kueue.x-k8s.io/job-uid";
+// The controllerName of the AdmissionChecks the operator answers: IPU placement.
+inline constexpr const char* kIpuPlacementCheckController = "graphcore.ai/ipu-operator";
 
 kube::ResourceRef workloadResource();
 kube::ResourceRef resourceFlavorResource();
 kube::ResourceRef workloadPriorityClassResource();
+kube::ResourceRef admissionCheckResource();
 
 // The job's LocalQueue ("" when it has no queue-name label).
 std::string localQueueOf(const Json& job);
@@ -63,6 +67,13 @@ struct QueuePlacement {
   bool operator==(const QueuePlacement&) const = default;
 };
 
+// One entry of a Workload's status.admissionChecks.
+struct AdmissionCheckEntry {
+  std::string name;
+  std::string state;  // Pending, Ready, Retry, Rejected
+  std::string message;
+};
+
 // What a Workload says, as the operator acts on it.
 struct WorkloadView {
   std::string ownerUid;  // the uid of its controller owner reference ("" none)
@@ -80,8 +91,25 @@ struct WorkloadView {
   std::string waiting;
   // The flavor each pod set's resources were assigned, by pod set name.
   std::map<std::string, std::vector<std::string>> flavors;
+  std::vector<AdmissionCheckEntry> checks;
 };
 WorkloadView viewOf(const Json& workload);
+
+// The Workload's entry for an AdmissionCheck the operator answers (its name in `ours`), if its ClusterQueue
+// lists one.
+std::optional<AdmissionCheckEntry> placementCheckOf(const WorkloadView& view,
+                                                    const std::set<std::string>& ours);
+
+// The operator's answer in its check's entry, as a server-side apply body of that one entry (the entries are
+// a map by name, so the apply touches no other check's); its transition time kept unless the state changes.
+Json admissionCheckApply(const Json& workload, const std::string& check, const std::string& state,
+                         const std::string& message, const std::string& now);
+
+// An AdmissionCheck the operator answers (spec.controllerName is ours), and the merge patch that marks it
+// Active (nullopt when it is already, for its generation). Kueue admits nothing through a ClusterQueue whose
+// checks are not active.
+bool answersCheck(const Json& admissionCheck);
+std::optional<Json> activePatch(const Json& admissionCheck, const std::string& now);
 
 // The placement of the job's workers: the union of the node labels and tolerations of every flavor Kueue
 // assigned (looked up by name; a flavor not found is an error naming it).

@@ -67,6 +67,7 @@ ctrl::ManagerOptions managerOptions(const OperatorFlags& flags, const std::strin
 controllers::ReconcilerOptions reconcilerOptions(const OperatorFlags& flags,
                                                  const PartitionPrefixes& prefixes, Telemetry& telemetry) {
   controllers::ReconcilerOptions options;
+  options.controllerName = flags.controllerName;
   options.pods.shmSizeLimit = flags.shmSize;
   options.pods.runtime = {flags.runtimeImage, flags.runtimeImagePullPolicy};
   options.partitionIdPrefix = prefixes.current;

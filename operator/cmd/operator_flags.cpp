@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 
 #include "admission/admission_plan.h"
+#include "api/job_lifecycle.h"
 #include "cli/flags.h"
 #include "common/log.h"
 #include "ipujob/orphan_partitions.h"
@@ -19,6 +20,26 @@
 
 namespace ipu::cmd {
 namespace {
+
+// What spec.managedBy accepts (the CRD's pattern): a DNS name, '/', a name.
+bool validControllerName(const std::string& name) {
+  const auto slash = name.find('/');
+  if (name.size() > 63 || slash == std::string::npos || slash == 0 || slash + 1 == name.size()) return false;
+  const auto inDomain = [](char c) {
+    return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+           c == '-' || c == '.';
+  };
+  const auto inName = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  };
+  const std::string domain = name.substr(0, slash), rest = name.substr(slash + 1);
+  return std::all_of(domain.begin(), domain.end(), inDomain) &&
+         std::all_of(rest.begin(), rest.end(), inName) &&
+         std::isalnum(static_cast<unsigned char>(domain.front())) &&
+         std::isalnum(static_cast<unsigned char>(domain.back())) &&
+         std::isalnum(static_cast<unsigned char>(rest.front())) &&
+         std::isalnum(static_cast<unsigned char>(rest.back()));
+}
 
 constexpr const char* kVipuControllerFlag = "vipu-controller";
 
@@ -153,6 +174,12 @@ void defineFlags(cli::Flags& set, RawFlags& raw) {
       "give IPUJobs with the label kueue.x-k8s.io/queue-name to Kueue (a Workload per job, admitted by "
       "Kueue's quota, placed by the operator) when Kueue's CRDs are installed; false: such jobs run "
       "under the operator's own queue and IPUQuotas, with a Warning Event saying so");
+  set.addString(
+      "controller-name", &f.controllerName,
+      "the IPUJobs this operator acts on: those whose spec.managedBy is this name (a job without "
+      "spec.managedBy belongs to the default name); a second install on the same cluster takes another "
+      "(a domain-prefixed path, at most 63 characters)",
+      "NAME");
   set.addInteger("workers", &f.workers, "IPUJobs reconciled in parallel", 1, 64, "N");
   set.addDouble("qps", &f.qps, "client-side limit of API server requests per second", 0.1, 10000);
   set.addInteger("burst", &f.burst, "API server requests allowed at once above --qps", 1, 100000, "N");
@@ -296,6 +323,17 @@ Status checkValues(RawFlags& raw, const std::vector<std::string>& controllers) {
                                                       std::to_string(flags.outputsRetainSeconds) +
                                                       ") is longer than --outputs-max-retain-seconds (" +
                                                       std::to_string(flags.outputsMaxRetainSeconds) + ")");
+  }
+  if (!validControllerName(flags.controllerName)) {
+    return makeError(
+        ErrorCode::kInvalidArgument,
+        "--controller-name: \"" + flags.controllerName +
+            "\" is not a domain-prefixed path of at most 63 characters (like example.com/ipu-operator, "
+            "as spec.managedBy takes)");
+  }
+  if (flags.controllerName == api::kMultiKueueControllerName) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "--controller-name: kueue.x-k8s.io/multikueue is MultiKueue's name, not an operator's");
   }
   if (!controllers::parseQueueingStrategy(raw.queueingStrategy, flags.queueingStrategy)) {
     return makeError(

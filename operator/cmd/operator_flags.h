@@ -62,6 +62,8 @@ struct OperatorFlags {
   bool orphanSweepDryRun = false;
   // Jobs with Kueue's queue-name label are given to Kueue when its CRDs are installed.
   bool kueue = true;
+  // The IPUJobs this operator acts on: those whose spec.managedBy is this (a job without it: the default).
+  std::string controllerName = "graphcore.ai/ipu-operator";
   int workers = 2;
   double qps = 50;
   int burst = 100;

@@ -151,7 +151,8 @@ IpuJobStatus parseIpuJobStatus(const Json& status) {
   }
   if (const Json& kueue = member(status, "kueue"); kueue.is_object()) {
     parsed.kueue = KueueStatus{stringMember(kueue, "workload"), stringMember(kueue, "localQueue"),
-                               stringMember(kueue, "clusterQueue"), member(kueue, "admitted") == Json(true)};
+                               stringMember(kueue, "clusterQueue"), member(kueue, "admitted") == Json(true),
+                               member(kueue, "awaitingPlacement") == Json(true)};
   }
   if (const Json& estimate = member(status, "startEstimate"); estimate.is_object()) {
     parsed.startEstimate =
@@ -219,6 +220,7 @@ Json toJson(const IpuJobStatus& status) {
     Json json{
         {"workload", kueue->workload}, {"localQueue", kueue->localQueue}, {"admitted", kueue->admitted}};
     putNonEmpty(json, "clusterQueue", kueue->clusterQueue);
+    if (kueue->awaitingPlacement) json["awaitingPlacement"] = true;
     out["kueue"] = std::move(json);
   }
   if (const auto& estimate = status.startEstimate) {

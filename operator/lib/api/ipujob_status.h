@@ -83,13 +83,16 @@ struct OutputsStatus {
 
 // status.kueue of a job Kueue queues (the label kueue.x-k8s.io/queue-name, with the operator's Kueue support
 // on): its Workload, the LocalQueue it waits in, and, once Kueue admitted it, the ClusterQueue whose quota it
-// uses. `admitted` mirrors the Workload's Admitted condition as the operator last acted on it: while false
-// the job is Kueue's to admit and stays out of the operator's own queue; its IPUQuota never counts it.
+// uses. `admitted` mirrors the Workload's Admitted condition as the operator last acted on it;
+// `awaitingPlacement`, that Kueue reserved quota for it and waits for the operator's IPU placement check.
+// While both are false the job is Kueue's to admit and stays out of the operator's own queue; its IPUQuota
+// never counts it.
 struct KueueStatus {
   std::string workload;
   std::string localQueue;
   std::string clusterQueue;
   bool admitted = false;
+  bool awaitingPlacement = false;
   bool operator==(const KueueStatus&) const = default;
 };
 

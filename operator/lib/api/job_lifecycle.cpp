@@ -18,6 +18,11 @@ bool isAlive(const nlohmann::json& job) {
   return member(member(job, "metadata"), "deletionTimestamp").is_null() && !isTerminalPhase(phaseOf(job));
 }
 
+std::string managerOf(const nlohmann::json& job) {
+  const std::string manager = stringMember(member(job, "spec"), "managedBy");
+  return manager.empty() ? kDefaultControllerName : manager;
+}
+
 bool queuedByKueue(const nlohmann::json& job) {
   return !stringMember(member(member(job, "status"), "kueue"), "workload").empty();
 }
@@ -25,9 +30,11 @@ bool queuedByKueue(const nlohmann::json& job) {
 bool waitsForAdmission(const nlohmann::json& job) {
   if (!isAlive(job)) return false;
   if (member(member(job, "spec"), "suspend") == nlohmann::json(true)) return false;
-  // Kueue admits it first; then the operator places it.
-  if (queuedByKueue(job) &&
-      member(member(member(job, "status"), "kueue"), "admitted") != nlohmann::json(true))
+  // Kueue admits it first (or reserves its quota and asks the operator's placement check); then the operator
+  // places it.
+  const nlohmann::json& kueue = member(member(job, "status"), "kueue");
+  if (queuedByKueue(job) && member(kueue, "admitted") != nlohmann::json(true) &&
+      member(kueue, "awaitingPlacement") != nlohmann::json(true))
     return false;
   return heldPartitionsOf(job).empty();
 }

@@ -31,11 +31,19 @@ std::string phaseOf(const nlohmann::json& job);
 // Not being deleted and not finished.
 bool isAlive(const nlohmann::json& job);
 
+// The controller a job belongs to, as Job, JobSet and MPIJob say it: spec.managedBy, or the operator's
+// default name for a job without it. An operator acts only on jobs whose manager is its --controller-name;
+// MultiKueue's name marks a job that Kueue dispatches to another cluster.
+inline constexpr const char* kDefaultControllerName = "graphcore.ai/ipu-operator";
+inline constexpr const char* kMultiKueueControllerName = "kueue.x-k8s.io/multikueue";
+std::string managerOf(const nlohmann::json& job);
+
 // A job Kueue queues (status.kueue names its Workload): Kueue's quota applies to it, never an IPUQuota.
 bool queuedByKueue(const nlohmann::json& job);
 
 // True for a job that waits for the operator's admission: alive, not finished, not suspended, no partitions
-// recorded, and, for a job Kueue queues, admitted by Kueue (status.kueue.admitted).
+// recorded, and, for a job Kueue queues, admitted by Kueue or waiting for the operator's placement check
+// (status.kueue.admitted or awaitingPlacement).
 bool waitsForAdmission(const nlohmann::json& job);
 
 // spec.activeDeadlineSeconds when it is a positive integer (how long the job may hold IPUs once admitted).

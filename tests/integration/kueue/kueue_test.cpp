@@ -1,6 +1,11 @@
 // IPUJobs queued by the real Kueue: Kueue's quota admits (cohort borrowing, preemption), the operator places
 // and runs, and the Workload protocol keeps the two in step. The cluster runs Kueue (tools/cluster.sh up
 // --kueue) over a simulated POD128, so two ClusterQueues of 64 IPUs in one cohort own the whole POD.
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "kueue/workload.h"
@@ -31,27 +36,20 @@ class KueueTest : public OperatorTest {
     OperatorTest::TearDown();
   }
 
-  std::string clusterQueue(const std::string& name) const {
-    return R"(apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: )" +
-           name + R"(}
-spec:
-  namespaceSelector: {}
-  cohortName: )" +
-           ns() + R"(
-  preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}
-  resourceGroups:
-  - coveredResources: [graphcore.ai/ipu, cpu, memory]
-    flavors:
-    - name: )" +
-           flavor_ + R"(
-      resources:
-      - {name: graphcore.ai/ipu, nominalQuota: 64}
-      - {name: cpu, nominalQuota: 1000}
-      - {name: memory, nominalQuota: 10Ti}
----
-)";
+  // A ClusterQueue of `ipus` IPUs of the flavor (and cpu and memory enough for the workers' requests), in the
+  // test's cohort, preempting to take its IPUs back; `spec` replaces those two for another kind of queue.
+  std::string clusterQueue(const std::string& name, int ipus = 64, std::string spec = "") const {
+    if (spec.empty()) {
+      spec = "  cohortName: " + ns() +
+             "\n  preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}\n";
+    }
+    return "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: " + name +
+           "}\nspec:\n  namespaceSelector: {}\n" + spec +
+           "  resourceGroups:\n  - coveredResources: [graphcore.ai/ipu, cpu, memory]\n    flavors:\n    - "
+           "name: " +
+           flavor_ +
+           "\n      resources:\n      - {name: graphcore.ai/ipu, nominalQuota: " + std::to_string(ipus) +
+           "}\n      - {name: cpu, nominalQuota: 1000}\n      - {name: memory, nominalQuota: 10Ti}\n---\n";
   }
 
   std::string kueueObjects() const {
@@ -87,6 +85,26 @@ spec: {clusterQueue: )" +
     const std::string generated = "generateName: bert-poprun-64ipus-";
     const auto at = manifest.find(generated);
     return at == std::string::npos ? "" : manifest.replace(at, generated.size(), "name: " + name);
+  }
+
+  // The same manifest asking for `ipus` IPUs (16 replicas of ipus/16).
+  std::string withIpus(const std::string& name, const std::string& queue, const std::string& runFor,
+                       int ipus) {
+    std::string manifest = sixtyFourIpus(name, queue, runFor);
+    const std::string field = "ipusPerJobInstance: \"64\"";
+    return manifest.replace(manifest.find(field), field.size(),
+                            "ipusPerJobInstance: \"" + std::to_string(ipus) + "\"");
+  }
+
+  // "state: message" of the Workload's entry for the AdmissionCheck `check`.
+  static std::string checkOf(const Json& workload, const std::string& check) {
+    if (!workload.is_object()) return "";
+    for (const Json& entry :
+         workload.value("status", Json::object()).value("admissionChecks", Json::array())) {
+      if (entry.value("name", "") == check)
+        return entry.value("state", "") + ": " + entry.value("message", "");
+    }
+    return "";
   }
 
   static std::string withLabel(std::string manifest, const std::string& queue) {
@@ -226,6 +244,86 @@ TEST_F(KueueTest, AWorkloadPriorityClassFromTheJobsLabelGivesTheWorkloadItsPrior
   EXPECT_EQ(workload["spec"].value("priority", 0), 1000) << workload.dump();
   EXPECT_EQ(workload["spec"]["priorityClassRef"].value("name", ""), className) << workload.dump();
   cluster().kubectl({"delete", "workloadpriorityclass", className, "--ignore-not-found"});
+}
+
+// A ClusterQueue that lists the operator's IPU placement AdmissionCheck: Kueue's quota holds for a job the
+// fragmented POD cannot place, and the check keeps Kueue from admitting it (Pending with the plan's words)
+// while it holds nothing; once an ILD is free the check is Ready and the job runs. A job bigger than the POD
+// is Rejected.
+TEST_F(KueueTest, ThePlacementCheckHoldsKueuesAdmissionUntilThePartitionsCanBePlaced) {
+  const std::string check = ns() + "-ipu-placement";
+  const std::string queue = ns() + "-c";
+  create(R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {name: )" +
+         check + R"(}
+spec: {controllerName: graphcore.ai/ipu-operator}
+---
+)" + clusterQueue(queue, 512, "  admissionChecksStrategy: {admissionChecks: [{name: " + check + "}]}\n") +
+         R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: team-c}
+spec: {clusterQueue: )" +
+         queue + R"(}
+)");
+  const auto active = [&] {
+    const auto got =
+        cluster().kubectl({"get", "admissioncheck", check, "-o", "jsonpath={.status.conditions}"});
+    return got.ok() && got.out.find("\"type\":\"Active\"") != std::string::npos &&
+           got.out.find("\"status\":\"True\"") != std::string::npos;
+  };
+  ASSERT_TRUE(eventually(active, 30s)) << "the operator never marked its AdmissionCheck Active";
+
+  // Fragment the POD128: four 32-IPU jobs of the operator's own queue fill it; one of each ILD goes.
+  for (const char* name : {"f1", "f2", "f3", "f4"}) create(withIpus(name, "", "600s", 32));
+  for (const char* name : {"f1", "f2", "f3", "f4"}) ASSERT_TRUE(reachesPhase(name, "Running"));
+  std::map<std::string, std::vector<std::string>> byIld;
+  for (const char* name : {"f1", "f2", "f3", "f4"}) {
+    const std::string ipus = jobStatus(name)["partitions"][0].value("ipus", "");
+    byIld[ipus.substr(0, ipus.find(':'))].push_back(name);
+  }
+  ASSERT_EQ(byIld.size(), 2u) << "expected two 32-IPU jobs in each ILD";
+  std::vector<std::string> kept;
+  for (auto& [ild, jobs] : byIld) {
+    ASSERT_EQ(jobs.size(), 2u);
+    ASSERT_TRUE(kubectl({"delete", "ipujob", jobs[0], "--timeout", "60s"}).ok());
+    kept.push_back(jobs[1]);
+  }
+
+  // 64 IPUs free, but no aligned block of 64: Kueue's quota holds, the check does not let it admit.
+  create(withIpus("placed", "team-c", "3s", 64));
+  ASSERT_TRUE(eventually(
+      [&] { return checkOf(workloadOf("placed"), check).find("aligned block of 64") != std::string::npos; },
+      60s))
+      << workloadOf("placed").dump();
+  const Json waiting = workloadOf("placed");
+  EXPECT_EQ(conditionOf(waiting, "QuotaReserved"), "True/QuotaReserved") << waiting.dump();
+  EXPECT_NE(conditionOf(waiting, "Admitted").substr(0, 4), "True") << waiting.dump();
+  EXPECT_EQ(checkOf(waiting, check).substr(0, 9), "Pending: ") << waiting.dump();
+  EXPECT_EQ(jobStatus("placed")["kueue"].value("awaitingPlacement", false), true)
+      << jobStatus("placed").dump();
+  // Never half-started: nothing held, no pod, no partition.
+  EXPECT_FALSE(jobStatus("placed").contains("partitions")) << jobStatus("placed").dump();
+  EXPECT_TRUE(podsOf("placed").empty());
+  EXPECT_FALSE(partitionIds().contains(defaultPartitionId("placed")));
+
+  // An ILD freed: placed, the check Ready, Kueue admits, the job runs to its end.
+  ASSERT_TRUE(kubectl({"delete", "ipujob", kept[0], "--timeout", "60s"}).ok());
+  ASSERT_TRUE(reachesPhase("placed", "Succeeded", 90s));
+  const Json done = workloadOf("placed");
+  EXPECT_EQ(checkOf(done, check).substr(0, 14), "Ready: Placed:") << done.dump();
+  EXPECT_EQ(conditionOf(done, "Finished"), "True/Succeeded") << done.dump();
+
+  // Within Kueue's quota (512) but bigger than the POD: Rejected, and the job fails saying why.
+  create(withIpus("too-big", "team-c", "3s", 256));
+  ASSERT_TRUE(reachesPhase("too-big", "Failed", 60s));
+  EXPECT_NE(jobStatus("too-big")["conditions"].dump().find("Unschedulable"), std::string::npos);
+  EXPECT_TRUE(
+      eventually([&] { return checkOf(workloadOf("too-big"), check).substr(0, 9) == "Rejected:"; }, 30s))
+      << workloadOf("too-big").dump();
+
+  cluster().kubectl({"delete", "clusterqueue", queue, "--ignore-not-found", "--wait=false"});
+  cluster().kubectl({"delete", "admissioncheck", check, "--ignore-not-found", "--wait=false"});
 }
 
 }  // namespace

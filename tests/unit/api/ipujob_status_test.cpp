@@ -90,6 +90,12 @@ TEST(IpuJobStatus, KueueRecordReadsAndWritesBackAndDecidesWhoseQueueTheJobWaitsI
   EXPECT_TRUE(waitsForAdmission(job));
 }
 
+TEST(IpuJobStatus, AJobWithoutManagedByBelongsToTheDefaultController) {
+  EXPECT_EQ(managerOf(Json::parse(R"({"spec": {}})")), kDefaultControllerName);
+  EXPECT_EQ(managerOf(Json::parse(R"({"spec": {"managedBy": "example.com/b"}})")), "example.com/b");
+  EXPECT_EQ(managerOf(Json::parse(R"({"spec": {"managedBy": ""}})")), kDefaultControllerName);
+}
+
 TEST(IpuJobStatus, HeldPartitionsLeaveOutReleasedOnes) {
   IpuJobStatus status;
   status.partitions = {{"a", 0, 4, "pod64", "", "Active"},

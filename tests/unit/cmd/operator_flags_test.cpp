@@ -54,6 +54,16 @@ TEST(ParseOperatorFlagsTest, DefaultsMatchTheDocumentedOnes) {
   auto off = parseOperatorFlags({"--vipu-controller", "pod64=127.0.0.1:8090", "--kueue=false"});
   ASSERT_TRUE(off.ok()) << off.error().message;
   EXPECT_FALSE(off->kueue);
+  EXPECT_EQ(flags->controllerName, "graphcore.ai/ipu-operator");
+  for (const char* bad : {"ipu-operator", "/x", "example.com/", "Example.com/x", "kueue.x-k8s.io/multikueue",
+                          "example.com/this-name-is-far-too-long-for-a-managed-by-field-of-63-chars"}) {
+    EXPECT_FALSE(
+        parseOperatorFlags({"--vipu-controller", "pod64=127.0.0.1:8090", "--controller-name", bad}).ok())
+        << bad;
+  }
+  EXPECT_TRUE(parseOperatorFlags(
+                  {"--vipu-controller", "pod64=127.0.0.1:8090", "--controller-name", "example.com/team-b"})
+                  .ok());
 }
 
 TEST(ParseOperatorFlagsTest, TheVipuProxyListensOnAFixedPortAndWorkersGetAnAddressThatReachesIt) {
@@ -307,6 +317,7 @@ TEST(OperatorUsageTest, NamesEveryFlagWithItsDefaultAndEnvironmentVariable) {
       {"orphan-sweep-interval-seconds", "(default 300)"},
       {"orphan-sweep-dry-run", "(default false)"},
       {"kueue", "(default true)"},
+      {"controller-name", "(default \"graphcore.ai/ipu-operator\")"},
       {"pod-map-interval-seconds", "(default 5)"},
       {"pod-start-timeout-seconds", "(default 600)"},
       {"pod-deletion-timeout-seconds", "(default 120)"},

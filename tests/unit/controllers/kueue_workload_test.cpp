@@ -68,7 +68,8 @@ TEST(KueueWorkload, NamesFitAndDifferForAJobMadeAgainUnderItsName) {
   EXPECT_EQ(workloadNameFor({"ns", std::string(300, 'x'), "uid-1"}).size(), 253u);
 }
 
-Json workloadWith(Json conditions, Json admission = nullptr, Json checks = nullptr) {
+// `conditions` a vector: a braced list of one Json would initialise a Json as that element itself (clang).
+Json workloadWith(std::vector<Json> conditions, Json admission = nullptr, std::vector<Json> checks = {}) {
   Json workload = {{"metadata",
                     {{"name", "ipujob-train-1a2b3"},
                      {"namespace", "team-a"},
@@ -77,9 +78,9 @@ Json workloadWith(Json conditions, Json admission = nullptr, Json checks = nullp
                      {"generation", 2},
                      {"ownerReferences", {{{"kind", "IPUJob"}, {"uid", "uid-1"}, {"controller", true}}}}}},
                    {"spec", {{"queueName", "team-a"}}},
-                   {"status", {{"conditions", std::move(conditions)}}}};
+                   {"status", {{"conditions", Json(std::move(conditions))}}}};
   if (!admission.is_null()) workload["status"]["admission"] = std::move(admission);
-  if (!checks.is_null()) workload["status"]["admissionChecks"] = std::move(checks);
+  if (!checks.empty()) workload["status"]["admissionChecks"] = Json(std::move(checks));
   return workload;
 }
 
@@ -148,7 +149,8 @@ TEST(KueueWorkload, GivingTheReservationBackClearsTheAdmissionAndRequeuesAPreemp
   const Json deactivated = workloadWith(
       {condition("QuotaReserved", "True"), condition("Evicted", "True", "Deactivated", "spec.active false")},
       admission);
-  for (const Json& c : clearedAdmissionPatch(deactivated, "2026-11-28T11:00:00Z")["status"]["conditions"]) {
+  const Json cleared = clearedAdmissionPatch(deactivated, "2026-11-28T11:00:00Z");
+  for (const Json& c : cleared["status"]["conditions"]) {
     if (c["type"] == "Requeued") {
       EXPECT_EQ(c["status"], "False");
     }
@@ -156,7 +158,7 @@ TEST(KueueWorkload, GivingTheReservationBackClearsTheAdmissionAndRequeuesAPreemp
 }
 
 TEST(KueueWorkload, AConditionIsAppliedAloneUnderTheWorkloadsIdentity) {
-  const Json body = workloadConditionApply(workloadWith(Json::array()), "PodsReady", true, "Started",
+  const Json body = workloadConditionApply(workloadWith({}), "PodsReady", true, "Started",
                                            "All pods reached readiness", "2026-11-28T11:00:00Z");
   EXPECT_EQ(body["kind"], "Workload");
   EXPECT_EQ(body["metadata"]["uid"], "wl-uid") << "never applied to a Workload made again under the name";
@@ -183,6 +185,55 @@ TEST(KueueWorkload, TheWorkersGoWhereTheAssignedFlavorsNodeLabelsAndTolerationsS
   lookup.flavors.erase("spot");
   EXPECT_FALSE(placementFrom(view, lookup, missing).has_value());
   EXPECT_EQ(missing, "spot");
+}
+
+TEST(KueueWorkload, ThePlacementCheckIsTheEntryOfAnAdmissionCheckTheOperatorAnswers) {
+  const Json admission = {{"clusterQueue", "gold"}, {"podSetAssignments", Json::array()}};
+  const Json workload = workloadWith({condition("QuotaReserved", "True")}, admission,
+                                     {{{"name", "provisioning"}, {"state", "Ready"}, {"message", ""}},
+                                      {{"name", "ipu-placement"}, {"state", "Pending"}, {"message", ""}}});
+  const auto check = placementCheckOf(viewOf(workload), {"ipu-placement"});
+  ASSERT_TRUE(check.has_value());
+  EXPECT_EQ(check->name, "ipu-placement");
+  EXPECT_EQ(check->state, "Pending");
+  EXPECT_FALSE(placementCheckOf(viewOf(workload), {"another"}).has_value());
+}
+
+TEST(KueueWorkload, AnAnswerAppliesItsOwnEntryAndKeepsItsTimeWhileTheStateStands) {
+  Json workload = workloadWith({condition("QuotaReserved", "True")}, nullptr,
+                               {{{"name", "ipu-placement"},
+                                 {"state", "Pending"},
+                                 {"message", "Cannot be placed now"},
+                                 {"lastTransitionTime", "2026-11-28T10:00:00Z"}}});
+  const Json pending =
+      admissionCheckApply(workload, "ipu-placement", "Pending", "still not", "2026-11-28T11:00:00Z");
+  ASSERT_EQ(pending["status"]["admissionChecks"].size(), 1u);
+  EXPECT_EQ(pending["status"]["admissionChecks"][0]["lastTransitionTime"], "2026-11-28T10:00:00Z");
+  EXPECT_EQ(pending["status"]["admissionChecks"][0]["message"], "still not");
+  EXPECT_EQ(pending["metadata"]["uid"], "wl-uid");
+  const Json ready =
+      admissionCheckApply(workload, "ipu-placement", "Ready", "Placed", "2026-11-28T11:00:00Z");
+  EXPECT_EQ(ready["status"]["admissionChecks"][0]["state"], "Ready");
+  EXPECT_EQ(ready["status"]["admissionChecks"][0]["lastTransitionTime"], "2026-11-28T11:00:00Z");
+}
+
+TEST(KueueWorkload, AnAdmissionCheckOfTheOperatorsControllerNameIsMarkedActiveOncePerGeneration) {
+  Json check = {{"metadata", {{"name", "ipu-placement"}, {"generation", 1}}},
+                {"spec", {{"controllerName", kIpuPlacementCheckController}}}};
+  EXPECT_TRUE(answersCheck(check));
+  const auto patch = activePatch(check, "2026-11-28T11:00:00Z");
+  ASSERT_TRUE(patch.has_value());
+  const Json& active = (*patch)["status"]["conditions"][0];
+  EXPECT_EQ(active["type"], "Active");
+  EXPECT_EQ(active["status"], "True");
+  EXPECT_EQ(active["observedGeneration"], 1);
+  check["status"] = (*patch)["status"];
+  EXPECT_FALSE(activePatch(check, "2026-11-28T11:00:05Z").has_value()) << "nothing to write again";
+  check["metadata"]["generation"] = 2;
+  EXPECT_TRUE(activePatch(check, "2026-11-28T11:00:05Z").has_value());
+
+  const Json provisioning = {{"spec", {{"controllerName", "kueue.x-k8s.io/provisioning-request"}}}};
+  EXPECT_FALSE(answersCheck(provisioning));
 }
 
 }  // namespace
