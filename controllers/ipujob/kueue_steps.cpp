@@ -100,7 +100,7 @@ KueueGate KueueSteps::gate(JobPass& pass, const api::IpuJob& job) {
     }
     return {};
   }
-  if (auto placed = placementGate(pass, *kueue, view)) return std::move(*placed);
+  if (auto placed = placementGate(pass, *kueue, *workload, view)) return std::move(*placed);
   if (view.finished) {
     // Finished, for a job that is not: the job was sent back to admission after it failed (its spec edited).
     // Its old Workload goes; a new one is made once it is gone.
@@ -129,7 +129,7 @@ KueueGate KueueSteps::gate(JobPass& pass, const api::IpuJob& job) {
 }
 
 std::optional<KueueGate> KueueSteps::placementGate(JobPass& pass, api::KueueStatus& kueue,
-                                                   const WorkloadView& view) {
+                                                   const Json& workload, const WorkloadView& view) {
   const auto check = placementCheckOf(view, placementChecks());
   if (!check || !view.quotaReserved || view.evicted || view.finished ||
       (check->state != "Pending" && check->state != "Ready"))
@@ -152,11 +152,8 @@ std::optional<KueueGate> KueueSteps::placementGate(JobPass& pass, api::KueueStat
                              std::to_string(held[0].size) + " IPUs on " + held[0].controller + " (" +
                              held[0].ipus + (held.size() > 1 ? ", ..." : "") + ")";
   if (check->state != "Ready") {
-    const kube::ObjectPtr workload = workloadOf(pass);
-    if (workload) {
-      if (Status told = answer(*workload, check->name, "Ready", "Placed: " + placed, pass); !told)
-        return KueueGate::wait(StepOutcome(told.error()));
-    }
+    if (Status told = answer(workload, check->name, "Ready", "Placed: " + placed, pass); !told)
+      return KueueGate::wait(StepOutcome(told.error()));
   }
   pass.setPhase(
       kPhaseQueued, "PlacedForKueue",
@@ -175,10 +172,10 @@ std::set<std::string> KueueSteps::placementChecks() const {
 
 Status KueueSteps::answer(const Json& workload, const std::string& check, const std::string& state,
                           const std::string& message, const JobPass& pass) {
-  const Json body = admissionCheckApply(workload, check, state, message, formatTime(pass.now));
-  auto applied =
-      client_.apply(workloadResource(), pass.identity.ns, body, kIpuPlacementCheckController, true, "status");
-  if (!applied && applied.error().code != ErrorCode::kNotFound) return applied.error();
+  if (Status applied = applyStatus(admissionCheckApply(workload, check, state, message, formatTime(pass.now)),
+                                   kIpuPlacementCheckController, pass);
+      !applied)
+    return applied;
   log::info("answered the IPU placement check",
             {{"job", pass.key}, {"check", check}, {"state", state}, {"message", message}});
   return {};
@@ -269,13 +266,16 @@ KueueGate KueueSteps::giveBack(JobPass& pass, const Json& workload, const Worklo
   return waitInKueue(pass, view);  // a conflict: the Workload changed, and its event brings the next pass
 }
 
-Status KueueSteps::applyCondition(const Json& workload, const std::string& type, const std::string& reason,
-                                  const std::string& message, const JobPass& pass) {
-  const Json body = workloadConditionApply(workload, type, true, reason, message, formatTime(pass.now));
-  auto applied =
-      client_.apply(workloadResource(), pass.identity.ns, body, "ipu-operator-" + type, true, "status");
+Status KueueSteps::applyStatus(const Json& body, const std::string& fieldManager, const JobPass& pass) {
+  auto applied = client_.apply(workloadResource(), pass.identity.ns, body, fieldManager, true, "status");
   if (!applied && applied.error().code != ErrorCode::kNotFound) return applied.error();
   return {};
+}
+
+Status KueueSteps::applyCondition(const Json& workload, const std::string& type, const std::string& reason,
+                                  const std::string& message, const JobPass& pass) {
+  return applyStatus(workloadConditionApply(workload, type, true, reason, message, formatTime(pass.now)),
+                     "ipu-operator-" + type, pass);
 }
 
 Status KueueSteps::workersReady(const JobPass& pass) {

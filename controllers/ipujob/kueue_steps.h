@@ -86,13 +86,17 @@ class KueueSteps {
   KueueGate waitInKueue(JobPass& pass, const WorkloadView& view);
   // Kueue reserved quota and its ClusterQueue lists an IPU placement check: the job is placed (kPlace), or,
   // placed already, the check answered Ready. nullopt when no such check waits on the operator.
-  std::optional<KueueGate> placementGate(JobPass& pass, api::KueueStatus& kueue, const WorkloadView& view);
+  std::optional<KueueGate> placementGate(JobPass& pass, api::KueueStatus& kueue, const Json& workload,
+                                         const WorkloadView& view);
   // The Workload's reservation given back once nothing of the job runs (Kueue then queues it again).
   KueueGate giveBack(JobPass& pass, const Json& workload, const WorkloadView& view);
   // The names of the AdmissionChecks the operator answers.
   std::set<std::string> placementChecks() const;
   Status answer(const Json& workload, const std::string& check, const std::string& state,
                 const std::string& message, const JobPass& pass);
+  // A server-side apply of the Workload's status under `fieldManager` (force: Kueue co-owns these fields); a
+  // Workload gone meanwhile is nothing to answer.
+  Status applyStatus(const Json& body, const std::string& fieldManager, const JobPass& pass);
   Status applyCondition(const Json& workload, const std::string& type, const std::string& reason,
                         const std::string& message, const JobPass& pass);
 
