@@ -315,15 +315,17 @@ spec: {clusterQueue: )" +
   EXPECT_EQ(conditionOf(done, "Finished"), "True/Succeeded") << done.dump();
 
   // Within Kueue's quota (512) but bigger than the POD: Rejected, and the job fails saying why. Kueue answers
-  // a Rejected check by deactivating the Workload (and may then reset its checks), so that is what is looked
-  // at.
+  // a Rejected check by marking the Workload for deactivation (DeactivationTarget, reason AdmissionCheck) and
+  // then, unless the Workload is Finished first (the failed job finishes it), deactivating it and resetting
+  // its checks; either is Kueue acting on the rejection, which is what is looked at.
   create(withIpus("too-big", "team-c", "3s", 256));
   ASSERT_TRUE(reachesPhase("too-big", "Failed", 60s));
   EXPECT_NE(jobStatus("too-big")["conditions"].dump().find("Unschedulable"), std::string::npos);
   EXPECT_TRUE(eventually(
       [&] {
         const Json workload = workloadOf("too-big");
-        return workload.is_object() && workload["spec"].value("active", true) == false;
+        return workload.is_object() && (workload["spec"].value("active", true) == false ||
+                                        conditionOf(workload, "DeactivationTarget") == "True/AdmissionCheck");
       },
       30s))
       << workloadOf("too-big").dump();
