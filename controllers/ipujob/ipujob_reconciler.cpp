@@ -58,11 +58,17 @@ IpuJobReconciler::IpuJobReconciler(kube::RestClient& client, const kube::Store& 
       release_(client, workerPods_, partitions_, workers_, admission_, events, options_),
       restarts_(partitions_, workers_, events, options_),
       kueue_(client, workerPods_, events, options_),
+      multiKueue_(kueue_, events, options_, clock),
       finalizer_(client, ipuJobResource(), kCleanupFinalizer) {}
 
 Result<Action> IpuJobReconciler::reconcile(const kube::ObjectPtr& job) {
-  // Another controller's job (another install, MultiKueue): never touched, not even its finalizer.
-  if (api::managerOf(*job) != options_.controllerName) return Action::awaitChange();
+  if (const std::string manager = api::managerOf(*job); manager != options_.controllerName) {
+    // Dispatched by MultiKueue from this cluster: only its Workload is kept here.
+    if (manager == api::kMultiKueueControllerName && options_.dispatchesForMultiKueue())
+      return multiKueue_.reconcile(job);
+    // Another install's job: never touched, not even its finalizer.
+    return Action::awaitChange();
+  }
   // A job that holds partitions calls their controller in this pass: a slow one gets only its share of the
   // workers, and the job waits its turn without holding one.
   std::optional<VipuCallSlots::Slot> slot;

@@ -16,6 +16,7 @@
 #include "ipujob/claimed_workers.h"
 #include "ipujob/job_pass.h"
 #include "ipujob/kueue_steps.h"
+#include "ipujob/multikueue_dispatch.h"
 #include "ipujob/partition_steps.h"
 #include "ipujob/progress_writes.h"
 #include "ipujob/reconciler_options.h"
@@ -103,6 +104,7 @@ class IpuJobReconciler final : public ctrl::Reconciler {
   ReleaseSteps release_;
   RestartSteps restarts_;
   KueueSteps kueue_;
+  MultiKueueDispatch multiKueue_;
   ctrl::Finalizer finalizer_;
 };
 

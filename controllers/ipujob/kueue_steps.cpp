@@ -37,8 +37,13 @@ std::optional<std::string> KueueSteps::notUsedMessage(const JobPass& pass) const
 
 kube::ObjectPtr KueueSteps::workloadOf(const JobPass& pass) const {
   if (options_.kueue.workloads == nullptr) return nullptr;
-  const std::string name = pass.status.kueue ? pass.status.kueue->workload : workloadNameFor(pass.identity);
-  return options_.kueue.workloads->get(pass.identity.ns + "/" + name);
+  return options_.kueue.workloads->get(pass.identity.ns + "/" + workloadNameOf(pass));
+}
+
+std::string KueueSteps::workloadNameOf(const JobPass& pass) {
+  if (pass.status.kueue) return pass.status.kueue->workload;
+  const std::string prebuilt = prebuiltWorkloadOf(pass.object);
+  return prebuilt.empty() ? workloadNameFor(pass.identity) : prebuilt;
 }
 
 KueueGate KueueSteps::gate(JobPass& pass, const api::IpuJob& job) {
@@ -71,9 +76,17 @@ KueueGate KueueSteps::gate(JobPass& pass, const api::IpuJob& job) {
           "again");
     }
     if (!pods.empty()) return podsGoing;
+    if (const std::string prebuilt = prebuiltWorkloadOf(pass.object); !prebuilt.empty()) {
+      // MultiKueue made the Workload before the job; one not there (yet, or deleted) is never made here.
+      pass.setPhase(kPhaseQueued, "WaitingForWorkload",
+                    "Waiting for the Workload " + prebuilt + " that MultiKueue dispatched this job with");
+      return KueueGate::wait(StepOutcome(ctrl::Action::requeue(options_.queuedRetry)));
+    }
     return create(pass, job);
   }
   const WorkloadView view = viewOf(*workload);
+  if (view.ownerUid.empty() && !pass.status.kueue && !prebuiltWorkloadOf(pass.object).empty())
+    return adopt(pass, job, *workload);
   if (view.ownerUid != pass.identity.uid) {
     pass.fail("WorkloadNameTaken", "The Workload " + stringMember(member(*workload, "metadata"), "name") +
                                        " this job would use belongs to another owner; the job cannot be "
@@ -105,6 +118,8 @@ KueueGate KueueSteps::gate(JobPass& pass, const api::IpuJob& job) {
     // Finished, for a job that is not: the job was sent back to admission after it failed (its spec edited).
     // Its old Workload goes; a new one is made once it is gone.
     if (running) return KueueGate::evict("WorkloadFinished", "The job's Workload is finished");
+    // MultiKueue's Workload is the manager's to replace: the job waits to be dispatched again (or deleted).
+    if (!prebuiltWorkloadOf(pass.object).empty()) return waitInKueue(pass, view);
     auto removed = client_.remove(workloadResource(), pass.identity.ns, kueue->workload);
     if (!removed && removed.error().code != ErrorCode::kNotFound)
       return KueueGate::wait(StepOutcome(removed.error()));
@@ -205,18 +220,17 @@ Status KueueSteps::placementLost(const JobPass& pass, const std::string& why) {
   return answer(*workload, entry->name, "Retry", why, pass);
 }
 
-KueueGate KueueSteps::create(JobPass& pass, const api::IpuJob& job) {
+Result<WorkloadCreation> KueueSteps::createWorkload(const JobPass& pass, const api::IpuJob& job) {
   WorkloadPriority priority{"", job.spec.priority};
   if (const std::string className = workloadPriorityClassOf(pass.object); !className.empty()) {
     auto found = client_.get(workloadPriorityClassResource(), "", className);
     if (!found && found.error().code == ErrorCode::kNotFound) {
-      pass.setPhase(kPhaseQueued, "WorkloadPriorityClassNotFound",
-                    std::string("The label ") + kKueuePriorityClassLabel +
-                        " names the WorkloadPriorityClass " + className +
-                        ", which does not exist: the job is not queued in Kueue until it does");
-      return KueueGate::wait(StepOutcome(ctrl::Action::requeue(options_.queuedRetry)));
+      return WorkloadCreation{WorkloadCreation::Kind::kPriorityClassMissing,
+                              std::string("The label ") + kKueuePriorityClassLabel +
+                                  " names the WorkloadPriorityClass " + className +
+                                  ", which does not exist: the job is not queued in Kueue until it does"};
     }
-    if (!found) return KueueGate::wait(StepOutcome(found.error()));
+    if (!found) return found.error();
     const Json& value = member(*found, "value");
     priority = {className, value.is_number_integer() ? value.get<int>() : 0};
   }
@@ -224,21 +238,66 @@ KueueGate KueueSteps::create(JobPass& pass, const api::IpuJob& job) {
   desired["metadata"]["labels"][kJobNameLabel] = jobLabelValue(pass.identity.name);  // the watch selects it
   auto created = client_.create(workloadResource(), pass.identity.ns, desired);
   if (!created && created.error().code != ErrorCode::kAlreadyExists) {
-    if (created.error().code == ErrorCode::kInvalidArgument) {
-      // Kueue's webhook or schema refused it: what the job asks cannot be queued as it is.
-      pass.fail("InvalidSpec", "Kueue refused the job's Workload: " + created.error().message);
+    // Kueue's webhook or schema refused it: what the job asks cannot be queued as it is.
+    if (created.error().code == ErrorCode::kInvalidArgument)
+      return WorkloadCreation{WorkloadCreation::Kind::kRefused,
+                              "Kueue refused the job's Workload: " + created.error().message};
+    return created.error();
+  }
+  log::info("created the job's Kueue Workload",
+            {{"job", pass.key}, {"workload", workloadNameFor(pass.identity)}});
+  return WorkloadCreation{};
+}
+
+KueueGate KueueSteps::create(JobPass& pass, const api::IpuJob& job) {
+  auto created = createWorkload(pass, job);
+  if (!created) return KueueGate::wait(StepOutcome(created.error()));
+  switch (created->kind) {
+    case WorkloadCreation::Kind::kPriorityClassMissing:
+      pass.setPhase(kPhaseQueued, "WorkloadPriorityClassNotFound", created->message);
+      return KueueGate::wait(StepOutcome(ctrl::Action::requeue(options_.queuedRetry)));
+    case WorkloadCreation::Kind::kRefused:
+      pass.fail("InvalidSpec", created->message);
       return KueueGate::wait(StepOutcome(ctrl::Action::requeueNow()));
-    }
-    return KueueGate::wait(StepOutcome(created.error()));
+    case WorkloadCreation::Kind::kCreated:
+      break;
   }
   pass.status.kueue = api::KueueStatus{workloadNameFor(pass.identity), localQueueOf(pass.object)};
   pass.setPhase(
       kPhaseQueued, "WaitingForKueue",
       "Queued in " + queueText(*pass.status.kueue) + " (Workload " + pass.status.kueue->workload + ")");
   pass.status.desiredReplicas = job.spec.workerCount();
-  log::info("created the job's Kueue Workload",
-            {{"job", pass.key}, {"workload", pass.status.kueue->workload}});
   return KueueGate::wait(StepOutcome(ctrl::Action::awaitChange()));  // the Workload's events follow
+}
+
+KueueGate KueueSteps::adopt(JobPass& pass, const api::IpuJob& job, const Json& workload) {
+  const std::string name = stringMember(member(workload, "metadata"), "name");
+  if (!podSetsMatch(workloadPodSets(job.spec), member(member(workload, "spec"), "podSets"))) {
+    // As Kueue's own job integrations do: the Workload finished OutOfSync, and MultiKueue dispatches the job
+    // again from the manager cluster.
+    if (Status told = applyCondition(workload, "Finished", "OutOfSync",
+                                     "The prebuilt workload is out of sync with its user job", pass);
+        !told)
+      return KueueGate::wait(StepOutcome(told.error()));
+    pass.setPhase(kPhaseQueued, "WorkloadOutOfSync",
+                  "The Workload " + name +
+                      " MultiKueue dispatched this job with asks for other pod sets than the job's: it is "
+                      "marked Finished (OutOfSync), and MultiKueue dispatches the job again");
+    return KueueGate::wait(StepOutcome(ctrl::Action::awaitChange()));
+  }
+  auto patched = client_.patch(workloadResource(), pass.identity.ns, name, kube::PatchType::kMerge,
+                               adoptionPatch(workload, pass.object));
+  if (!patched && patched.error().code != ErrorCode::kConflict)
+    return KueueGate::wait(StepOutcome(patched.error()));
+  if (!patched) return KueueGate::wait(StepOutcome(ctrl::Action::requeueNow()));  // changed meanwhile
+  log::info("adopted the Kueue Workload MultiKueue dispatched the job with",
+            {{"job", pass.key}, {"workload", name}});
+  pass.status.kueue = api::KueueStatus{name, localQueueOf(pass.object)};
+  pass.setPhase(
+      kPhaseQueued, "WaitingForKueue",
+      "Dispatched by MultiKueue; waiting in " + queueText(*pass.status.kueue) + " (Workload " + name + ")");
+  pass.status.desiredReplicas = job.spec.workerCount();
+  return KueueGate::wait(StepOutcome(ctrl::Action::awaitChange()));
 }
 
 KueueGate KueueSteps::waitInKueue(JobPass& pass, const WorkloadView& view) {
@@ -256,14 +315,20 @@ KueueGate KueueSteps::waitInKueue(JobPass& pass, const WorkloadView& view) {
 }
 
 KueueGate KueueSteps::giveBack(JobPass& pass, const Json& workload, const WorkloadView& view) {
+  if (Status given = giveBackReservation(pass, workload); !given)
+    return KueueGate::wait(StepOutcome(given.error()));
+  return waitInKueue(pass, view);  // a conflict: the Workload changed, and its event brings the next pass
+}
+
+Status KueueSteps::giveBackReservation(const JobPass& pass, const Json& workload) {
   const Json patch = clearedAdmissionPatch(workload, formatTime(pass.now));
-  const Json& metadata = member(workload, "metadata");
-  auto patched = client_.patch(workloadResource(), pass.identity.ns, stringMember(metadata, "name"),
-                               kube::PatchType::kMerge, patch, "status");
+  auto patched =
+      client_.patch(workloadResource(), pass.identity.ns, stringMember(member(workload, "metadata"), "name"),
+                    kube::PatchType::kMerge, patch, "status");
   if (!patched && patched.error().code != ErrorCode::kConflict &&
       patched.error().code != ErrorCode::kNotFound)
-    return KueueGate::wait(StepOutcome(patched.error()));
-  return waitInKueue(pass, view);  // a conflict: the Workload changed, and its event brings the next pass
+    return patched.error();
+  return {};
 }
 
 Status KueueSteps::applyStatus(const Json& body, const std::string& fieldManager, const JobPass& pass) {

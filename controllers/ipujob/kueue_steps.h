@@ -43,6 +43,17 @@ struct KueueGate {
   }
 };
 
+// The outcome of making a job's Workload.
+struct WorkloadCreation {
+  enum class Kind {
+    kCreated,               // made now, or there already
+    kPriorityClassMissing,  // the label names a WorkloadPriorityClass that does not exist (yet)
+    kRefused,               // Kueue's webhook or the schema refused it: the job cannot be queued as it is
+  };
+  Kind kind = Kind::kCreated;
+  std::string message;  // why not, for the user
+};
+
 // The IPUJob's side of Kueue's Workload protocol (docs/using-kueue.md). A job with the label
 // kueue.x-k8s.io/queue-name, with the operator's Kueue support on, gets a Workload (owned by the job) and
 // waits for Kueue to admit it, never touching the user's spec.suspend; then the operator places and runs it
@@ -72,6 +83,18 @@ class KueueSteps {
   Status workersReady(const JobPass& pass);
   // The job ended: the Workload's Finished (once), after which Kueue frees its quota.
   Status finished(const JobPass& pass);
+  // Makes the job's Workload (its name from workloadNameFor).
+  Result<WorkloadCreation> createWorkload(const JobPass& pass, const api::IpuJob& job);
+  // The name of the job's Workload: recorded in status.kueue, else the prebuilt one MultiKueue names, else
+  // workloadNameFor.
+  static std::string workloadNameOf(const JobPass& pass);
+  // A condition of the job's side on its Workload (PodsReady, Finished), under a field manager of its own.
+  Status applyCondition(const Json& workload, const std::string& type, const std::string& reason,
+                        const std::string& message, const JobPass& pass);
+  // After an eviction, once nothing of the job runs: the Workload's reservation given back, as Kueue's
+  // job integrations do; a conflict or a Workload gone is left to the next event.
+  Status giveBackReservation(const JobPass& pass, const Json& workload);
+
   // Where Kueue's flavors put the workers (none for a job Kueue does not queue).
   Result<QueuePlacement> placement(const JobPass& pass) const;
 
@@ -83,6 +106,8 @@ class KueueSteps {
   // The job's Workload from the cache, if it is there and the job's.
   kube::ObjectPtr workloadOf(const JobPass& pass) const;
   KueueGate create(JobPass& pass, const api::IpuJob& job);
+  // On a MultiKueue worker cluster: the prebuilt Workload made the job's (its pod sets checked first).
+  KueueGate adopt(JobPass& pass, const api::IpuJob& job, const Json& workload);
   KueueGate waitInKueue(JobPass& pass, const WorkloadView& view);
   // Kueue reserved quota and its ClusterQueue lists an IPU placement check: the job is placed (kPlace), or,
   // placed already, the check answered Ready. nullopt when no such check waits on the operator.
@@ -97,8 +122,6 @@ class KueueSteps {
   // A server-side apply of the Workload's status under `fieldManager` (force: Kueue co-owns these fields); a
   // Workload gone meanwhile is nothing to answer.
   Status applyStatus(const Json& body, const std::string& fieldManager, const JobPass& pass);
-  Status applyCondition(const Json& workload, const std::string& type, const std::string& reason,
-                        const std::string& message, const JobPass& pass);
 
   kube::RestClient& client_;
   WorkerPodsOfJob& pods_;

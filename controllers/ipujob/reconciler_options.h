@@ -36,6 +36,10 @@ struct ReconcilerOptions {
   // The IPUJobs this operator acts on: those whose spec.managedBy is this (api::managerOf); the others are
   // left as they are, without a finalizer, a status write or an Event.
   std::string controllerName = api::kDefaultControllerName;
+  // Whether it keeps the Workloads of the jobs MultiKueue dispatches from this cluster (spec.managedBy
+  // kueue.x-k8s.io/multikueue; ipujob/multikueue_dispatch.h): the install of the default controller name
+  // does, so that exactly one install does.
+  bool dispatchesForMultiKueue() const { return controllerName == api::kDefaultControllerName; }
   WorkerPodOptions pods;
   std::string partitionIdPrefix = "k8s";
   // Ids derived under it for a job's own identity are still the job's (admitted under a former default);

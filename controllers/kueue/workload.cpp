@@ -4,6 +4,7 @@
 
 #include "common/digest.h"
 #include "common/json_access.h"
+#include "kube/quantity.h"
 
 namespace ipu::controllers {
 namespace {
@@ -19,6 +20,43 @@ const Json* conditionOf(const Json& workload, const char* type) {
 
 bool isTrue(const Json* condition) {
   return condition != nullptr && stringMember(*condition, "status") == "True";
+}
+
+// A quantity as JSON: a string, or a number the user wrote without quotes.
+std::optional<std::string> quantityText(const Json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number()) return value.dump();
+  return std::nullopt;
+}
+
+bool sameQuantityValue(const Json& a, const Json& b) {
+  const auto x = quantityText(a);
+  const auto y = quantityText(b);
+  return x && y && kube::sameQuantity(*x, *y);
+}
+
+// Two maps of resource quantities (a missing map is an empty one) with the same names and amounts.
+bool sameQuantities(const Json& ours, const Json& theirs) {
+  const Json empty = Json::object();
+  const Json& a = ours.is_object() ? ours : empty;
+  const Json& b = theirs.is_object() ? theirs : empty;
+  if (a.size() != b.size()) return false;
+  for (const auto& [name, amount] : a.items()) {
+    if (!b.contains(name) || !sameQuantityValue(amount, b.at(name))) return false;
+  }
+  return true;
+}
+
+// The controller owner reference a job's Workload carries (Kueue treats a Workload with the job-uid label and
+// no owner as orphaned).
+Json controllerReferenceTo(const Json& jobObject) {
+  const Json& metadata = member(jobObject, "metadata");
+  return {{"apiVersion", stringMember(jobObject, "apiVersion")},
+          {"kind", stringMember(jobObject, "kind")},
+          {"name", stringMember(metadata, "name")},
+          {"uid", stringMember(metadata, "uid")},
+          {"controller", true},
+          {"blockOwnerDeletion", true}};
 }
 
 // The template of one pod set: the user's, with only labels and annotations kept of its metadata, and `ipus`
@@ -120,7 +158,6 @@ Json workloadPodSets(const api::IpuJobSpec& spec) {
 }
 
 Json desiredWorkload(const Json& jobObject, const api::IpuJob& job, const WorkloadPriority& priority) {
-  const Json& metadata = member(jobObject, "metadata");
   Json spec = {{"queueName", localQueueOf(jobObject)},
                {"podSets", workloadPodSets(job.spec)},
                {"priority", priority.value}};
@@ -128,19 +165,63 @@ Json desiredWorkload(const Json& jobObject, const api::IpuJob& job, const Worklo
     spec["priorityClassRef"] = {
         {"group", "kueue.x-k8s.io"}, {"kind", "WorkloadPriorityClass"}, {"name", priority.className}};
   }
+  Json owners = Json::array();
+  owners.push_back(controllerReferenceTo(jobObject));
   return {{"apiVersion", workloadResource().apiVersion()},
           {"kind", "Workload"},
           {"metadata",
            {{"name", workloadNameFor(job.identity)},
             {"namespace", job.identity.ns},
             {"labels", {{kKueueJobUidLabel, job.identity.uid}}},
-            {"ownerReferences", Json::array({{{"apiVersion", stringMember(jobObject, "apiVersion")},
-                                              {"kind", stringMember(jobObject, "kind")},
-                                              {"name", stringMember(metadata, "name")},
-                                              {"uid", stringMember(metadata, "uid")},
-                                              {"controller", true},
-                                              {"blockOwnerDeletion", true}}})}}},
+            {"ownerReferences", std::move(owners)}}},
           {"spec", std::move(spec)}};
+}
+
+std::string prebuiltWorkloadOf(const Json& job) {
+  const Json& metadata = member(job, "metadata");
+  const std::string annotated = stringMember(member(metadata, "annotations"), kKueuePrebuiltWorkloadKey);
+  return annotated.empty() ? stringMember(member(metadata, "labels"), kKueuePrebuiltWorkloadKey) : annotated;
+}
+
+Json adoptionPatch(const Json& workload, const Json& jobObject) {
+  const Json& metadata = member(workload, "metadata");
+  // A merge patch replaces the whole list: the owners already there are kept.
+  Json owners = Json::array();
+  for (const Json& owner : arrayMember(metadata, "ownerReferences")) {
+    if (member(owner, "controller") != Json(true)) owners.push_back(owner);
+  }
+  owners.push_back(controllerReferenceTo(jobObject));
+  return {{"metadata",
+           {{"resourceVersion", stringMember(metadata, "resourceVersion")},
+            {"ownerReferences", std::move(owners)},
+            {"labels", {{kKueueJobUidLabel, stringMember(member(jobObject, "metadata"), "uid")}}}}}};
+}
+
+bool podSetsMatch(const Json& desired, const Json& stored) {
+  if (!desired.is_array() || !stored.is_array() || desired.size() != stored.size()) return false;
+  for (std::size_t i = 0; i < desired.size(); ++i) {
+    const Json& ours = desired[i];
+    const Json& theirs = stored[i];
+    if (stringMember(ours, "name") != stringMember(theirs, "name") ||
+        !sameQuantityValue(member(ours, "count"), member(theirs, "count")))
+      return false;
+    const Json& ourSpec = member(member(ours, "template"), "spec");
+    const Json& theirSpec = member(member(theirs, "template"), "spec");
+    for (const char* list : {"initContainers", "containers"}) {
+      const Json& ourContainers = arrayMember(ourSpec, list);
+      const Json& theirContainers = arrayMember(theirSpec, list);
+      if (ourContainers.size() != theirContainers.size()) return false;
+      for (std::size_t c = 0; c < ourContainers.size(); ++c) {
+        const Json& ourResources = member(ourContainers[c], "resources");
+        const Json& theirResources = member(theirContainers[c], "resources");
+        if (stringMember(ourContainers[c], "name") != stringMember(theirContainers[c], "name") ||
+            !sameQuantities(member(ourResources, "requests"), member(theirResources, "requests")) ||
+            !sameQuantities(member(ourResources, "limits"), member(theirResources, "limits")))
+          return false;
+      }
+    }
+  }
+  return true;
 }
 
 WorkloadView viewOf(const Json& workload) {

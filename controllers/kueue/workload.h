@@ -60,6 +60,28 @@ struct WorkloadPriority {
 // priority and the pod sets. `jobObject` is the IPUJob as stored (its apiVersion, kind, uid, labels).
 Json desiredWorkload(const Json& jobObject, const api::IpuJob& job, const WorkloadPriority& priority);
 
+// MultiKueue (docs/using-kueue.md, "Several clusters with MultiKueue"). The copy of a job MultiKueue creates
+// on a worker cluster names the manager's Workload, which it copied there before, in this annotation (or,
+// from older Kueue versions, label): the worker's operator adopts that Workload instead of making one.
+inline constexpr const char* kKueuePrebuiltWorkloadKey = "kueue.x-k8s.io/prebuilt-workload-name";
+// The label MultiKueue puts on the copies it makes on a worker cluster: the manager's origin name.
+inline constexpr const char* kKueueMultiKueueOriginLabel = "kueue.x-k8s.io/multikueue-origin";
+
+// The prebuilt Workload a job names ("" none).
+std::string prebuiltWorkloadOf(const Json& job);
+
+// The merge patch that makes a prebuilt Workload the job's: its controller owner reference and Kueue's
+// job-uid label, conditional on the Workload's resourceVersion (another controller's owner reference is kept
+// only if it is not a controller one; the caller checks there is none).
+Json adoptionPatch(const Json& workload, const Json& jobObject);
+
+// Whether a prebuilt Workload's pod sets are the job's, in what Kueue admitted: the same pod sets (names and
+// counts) and the same resource requests and limits of every container, amounts compared as quantities
+// (Kueue's Go client writes them back in canonical form: 32 as "32", 0.5 as "500m"). The rest of the template
+// is not compared: the API server prunes what its Workload schema does not know and Kueue's client drops
+// empty fields, so a field-by-field comparison would refuse jobs that do match.
+bool podSetsMatch(const Json& desired, const Json& stored);
+
 // A job's pods are placed by the ResourceFlavors Kueue assigned: their node labels and tolerations.
 struct QueuePlacement {
   std::map<std::string, std::string> nodeSelector;

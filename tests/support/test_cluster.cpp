@@ -49,14 +49,18 @@ const TestCluster& TestCluster::get() {
     if (dir == nullptr || *dir == '\0') {
       throw std::runtime_error("IPU_TEST_CLUSTER_DIR is not set: run the integration tests through ctest");
     }
-    TestCluster c;
-    c.dir_ = dir;
-    c.kubeconfig_ = c.value("KUBECONFIG");
-    c.binDir_ = c.value("IPU_CLUSTER_BIN_DIR");
-    c.etcd_ = c.value("IPU_CLUSTER_ETCD");
-    return c;
+    return at(dir);
   }();
   return cluster;
+}
+
+TestCluster TestCluster::at(const std::string& dir) {
+  TestCluster c;
+  c.dir_ = dir;
+  c.kubeconfig_ = c.value("KUBECONFIG");
+  c.binDir_ = c.value("IPU_CLUSTER_BIN_DIR");
+  c.etcd_ = c.value("IPU_CLUSTER_ETCD");
+  return c;
 }
 
 std::vector<std::string> TestCluster::kubectlCommand(const std::vector<std::string>& args) const {

@@ -19,6 +19,8 @@ namespace ipu::testing {
 class TestCluster {
  public:
   static const TestCluster& get();
+  // Another cluster of tools/cluster.sh, by its directory (a test of two clusters).
+  static TestCluster at(const std::string& dir);
 
   const std::string& dir() const { return dir_; }
   const std::string& kubeconfig() const { return kubeconfig_; }

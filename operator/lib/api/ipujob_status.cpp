@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "api/job_lifecycle.h"
 #include "common/json_access.h"
 
 namespace ipu::api {
@@ -109,6 +110,7 @@ void IpuJobStatus::setCondition(Condition condition, const std::string& now) {
 
 std::vector<PartitionRecord> heldPartitionsOf(const Json& job) {
   std::vector<PartitionRecord> held;
+  if (stringMember(member(job, "spec"), "managedBy") == kMultiKueueControllerName) return held;
   if (const Json& partitions = member(member(job, "status"), "partitions"); partitions.is_array()) {
     for (const Json& partition : partitions) {
       if (!partition.is_object()) continue;

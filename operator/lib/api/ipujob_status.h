@@ -156,7 +156,9 @@ struct IpuJobStatus {
   bool operator==(const IpuJobStatus&) const = default;
 };
 
-// The partitions the IPUJob `job` still holds, from its status as the API server returns it.
+// The partitions the IPUJob `job` still holds, from its status as the API server returns it. None for a job
+// MultiKueue manages (spec.managedBy kueue.x-k8s.io/multikueue): its status is a copy of its worker cluster's
+// job's, whose partitions are that cluster's, not this one's.
 std::vector<PartitionRecord> heldPartitionsOf(const Json& job);
 
 // Reads `status` as the API server returns it (null or absent: the empty status). Lenient by design: status

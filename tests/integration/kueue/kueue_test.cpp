@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "kueue/workload.h"
+#include "kueue_objects.h"
 #include "operator_fixture.h"
 
 namespace ipu::testing {
@@ -36,20 +37,14 @@ class KueueTest : public OperatorTest {
     OperatorTest::TearDown();
   }
 
-  // A ClusterQueue of `ipus` IPUs of the flavor (and cpu and memory enough for the workers' requests), in the
-  // test's cohort, preempting to take its IPUs back; `spec` replaces those two for another kind of queue.
+  // A ClusterQueue of `ipus` IPUs of the test's flavor, in the test's cohort, preempting to take its IPUs
+  // back; `spec` replaces those two for another kind of queue.
   std::string clusterQueue(const std::string& name, int ipus = 64, std::string spec = "") const {
     if (spec.empty()) {
       spec = "  cohortName: " + ns() +
              "\n  preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}\n";
     }
-    return "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: " + name +
-           "}\nspec:\n  namespaceSelector: {}\n" + spec +
-           "  resourceGroups:\n  - coveredResources: [graphcore.ai/ipu, cpu, memory]\n    flavors:\n    - "
-           "name: " +
-           flavor_ +
-           "\n      resources:\n      - {name: graphcore.ai/ipu, nominalQuota: " + std::to_string(ipus) +
-           "}\n      - {name: cpu, nominalQuota: 1000}\n      - {name: memory, nominalQuota: 10Ti}\n---\n";
+    return clusterQueueYaml(name, flavor_, ipus, spec);
   }
 
   std::string kueueObjects() const {
@@ -60,19 +55,7 @@ metadata: {name: )" +
 spec: {nodeLabels: {ipu.graphcore.ai/ipu-pod: pod128}}
 ---
 )" + clusterQueue(teamA_) +
-           clusterQueue(teamB_) +
-           R"(apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: team-a}
-spec: {clusterQueue: )" +
-           teamA_ + R"(}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: team-b}
-spec: {clusterQueue: )" +
-           teamB_ + R"(}
-)";
+           clusterQueue(teamB_) + localQueueYaml("team-a", teamA_) + localQueueYaml("team-b", teamB_);
   }
 
   // The user's 64-IPU manifest, unchanged but for the LocalQueue label and kwok's run time and exit code.
@@ -96,39 +79,9 @@ spec: {clusterQueue: )" +
                             "ipusPerJobInstance: \"" + std::to_string(ipus) + "\"");
   }
 
-  // "state: message" of the Workload's entry for the AdmissionCheck `check`.
-  static std::string checkOf(const Json& workload, const std::string& check) {
-    if (!workload.is_object()) return "";
-    for (const Json& entry :
-         workload.value("status", Json::object()).value("admissionChecks", Json::array())) {
-      if (entry.value("name", "") == check)
-        return entry.value("state", "") + ": " + entry.value("message", "");
-    }
-    return "";
-  }
-
-  static std::string withLabel(std::string manifest, const std::string& queue) {
-    if (queue.empty()) return manifest;
-    const std::string anchor = "\nmetadata:\n";
-    const auto at = manifest.find(anchor);
-    if (at == std::string::npos) return "";
-    return manifest.insert(at + anchor.size(), std::string("  labels: {") +
-                                                   controllers::kKueueQueueNameLabel + ": " + queue + "}\n");
-  }
-
   Json workloadOf(const std::string& job) {
     const std::string name = jobStatus(job).value("kueue", Json::object()).value("workload", "");
     return name.empty() ? Json() : getJson("workload", name);
-  }
-
-  static std::string conditionOf(const Json& workload, const std::string& type) {
-    if (!workload.is_object()) return "";
-    for (const Json& condition :
-         workload.value("status", Json::object()).value("conditions", Json::array())) {
-      if (condition.value("type", "") == type)
-        return condition.value("status", "") + "/" + condition.value("reason", "");
-    }
-    return "";
   }
 
   std::set<std::string> partitionIds() {
@@ -260,12 +213,7 @@ metadata: {name: )" +
 spec: {controllerName: graphcore.ai/ipu-operator}
 ---
 )" + clusterQueue(queue, 512, "  admissionChecksStrategy: {admissionChecks: [{name: " + check + "}]}\n") +
-         R"(apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: team-c}
-spec: {clusterQueue: )" +
-         queue + R"(}
-)");
+         localQueueYaml("team-c", queue));
   const auto active = [&] {
     const auto got =
         cluster().kubectl({"get", "admissioncheck", check, "-o", "jsonpath={.status.conditions}"});

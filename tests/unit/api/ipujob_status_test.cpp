@@ -107,6 +107,16 @@ TEST(IpuJobStatus, HeldPartitionsLeaveOutReleasedOnes) {
   EXPECT_EQ(held[1].id, "c");
 }
 
+// On MultiKueue's manager cluster a job's status is the copy of its worker cluster's job's: the partitions it
+// names are that cluster's, and count as taken nowhere here.
+TEST(IpuJobStatus, AJobMultiKueueDispatchesHoldsNoPartitionsOfThisCluster) {
+  Json job = Json::parse(R"({"spec": {}, "status": {"partitions": [
+      {"id": "a", "instance": 0, "size": 4, "controller": "pod64", "state": "Active"}]}})");
+  EXPECT_EQ(heldPartitionsOf(job).size(), 1u);
+  job["spec"]["managedBy"] = kMultiKueueControllerName;
+  EXPECT_TRUE(heldPartitionsOf(job).empty());
+}
+
 TEST(IpuJobStatus, AConditionKeepsItsTransitionTimeUntilItFlips) {
   IpuJobStatus status;
   status.setCondition({"Ready", "False", "PodsStarting", "waiting", 1, ""}, "t1");

@@ -236,5 +236,65 @@ TEST(KueueWorkload, AnAdmissionCheckOfTheOperatorsControllerNameIsMarkedActiveOn
   EXPECT_FALSE(answersCheck(provisioning));
 }
 
+// MultiKueue's copy of a job on a worker cluster names the manager's Workload; the worker's operator makes it
+// the job's, keeping whoever else owns it.
+TEST(KueueWorkload, APrebuiltWorkloadIsNamedByItsAnnotationAndAdoptedUnderItsVersion) {
+  Json object = jobObject(1, 4, 1, {{kKueueQueueNameLabel, "q"}});
+  EXPECT_EQ(prebuiltWorkloadOf(object), "");
+  object["metadata"]["labels"][kKueuePrebuiltWorkloadKey] = "from-label";
+  EXPECT_EQ(prebuiltWorkloadOf(object), "from-label");
+  object["metadata"]["annotations"][kKueuePrebuiltWorkloadKey] = "ipujob-train-abcde";
+  EXPECT_EQ(prebuiltWorkloadOf(object), "ipujob-train-abcde");
+
+  Json workload = {{"metadata", {{"name", "ipujob-train-abcde"}, {"resourceVersion", "41"}}}};
+  workload["metadata"]["ownerReferences"] = Json::array();
+  workload["metadata"]["ownerReferences"].push_back({{"kind", "ConfigMap"}, {"uid", "cm"}});
+  const Json patch = adoptionPatch(workload, object);
+  EXPECT_EQ(patch["metadata"]["resourceVersion"], "41");
+  EXPECT_EQ(patch["metadata"]["labels"][kKueueJobUidLabel], "uid-1");
+  const Json& owners = patch["metadata"]["ownerReferences"];
+  ASSERT_EQ(owners.size(), 2u) << patch.dump();
+  EXPECT_EQ(owners[0]["uid"], "cm");
+  EXPECT_EQ(owners[1]["uid"], "uid-1");
+  EXPECT_EQ(owners[1]["controller"], true);
+  EXPECT_EQ(owners[1]["kind"], "IPUJob");
+}
+
+// The pod sets Kueue admitted must be the job's: names, counts and every container's requests and limits,
+// whatever form Kueue's client wrote the quantities back in; the rest of the template is not compared (the
+// API server prunes what the Workload's schema does not know).
+TEST(KueueWorkload, APrebuiltWorkloadsPodSetsMustBeTheJobsInWhatKueueAdmitted) {
+  const Json object = jobObject(2, 16, 4);
+  const Json desired = workloadPodSets(parsed(object).spec);
+  ASSERT_EQ(desired[0]["template"]["spec"]["containers"][0]["resources"]["limits"]["cpu"], "2");
+  Json stored = desired;
+  Json& container = stored[0]["template"]["spec"]["containers"][0];
+  container["resources"]["limits"]["cpu"] = 2;  // the same amount
+  container["resources"]["requests"][kIpuResourceName] = "4";
+  container["imagePullPolicy"] = "IfNotPresent";
+  stored[0]["template"]["metadata"] = {{"creationTimestamp", nullptr}};
+  EXPECT_TRUE(podSetsMatch(desired, stored)) << stored.dump();
+
+  Json moreWorkers = stored;
+  moreWorkers[0]["count"] = 9;
+  EXPECT_FALSE(podSetsMatch(desired, moreWorkers));
+  Json otherShare = stored;
+  otherShare[0]["template"]["spec"]["containers"][0]["resources"]["requests"][kIpuResourceName] = "8";
+  EXPECT_FALSE(podSetsMatch(desired, otherShare));
+  Json moreCpu = stored;
+  moreCpu[0]["template"]["spec"]["containers"][0]["resources"]["limits"]["cpu"] = "2500m";
+  EXPECT_FALSE(podSetsMatch(desired, moreCpu));
+  Json extraRequest = stored;
+  extraRequest[0]["template"]["spec"]["containers"][0]["resources"]["requests"]["memory"] = "1Gi";
+  EXPECT_FALSE(podSetsMatch(desired, extraRequest));
+  Json renamed = stored;
+  renamed[0]["name"] = "main";
+  EXPECT_FALSE(podSetsMatch(desired, renamed));
+  Json twoSets = stored;
+  twoSets.push_back(stored[0]);
+  EXPECT_FALSE(podSetsMatch(desired, twoSets));
+  EXPECT_FALSE(podSetsMatch(desired, Json()));
+}
+
 }  // namespace
 }  // namespace ipu::controllers

@@ -1,5 +1,8 @@
 #include "kube/quantity.h"
 
+#include <utility>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 namespace ipu::kube {
@@ -19,6 +22,21 @@ TEST(QuantityTest, AnythingElseIsRefusedSayingWhatAQuantityLooksLike) {
     ASSERT_FALSE(status.ok()) << text;
     EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
     EXPECT_NE(status.error().message.find("is not a quantity"), std::string::npos) << status.error().message;
+  }
+}
+
+// Kubernetes' Go clients write quantities back in canonical form: the amount is what counts.
+TEST(QuantityTest, AQuantityIsTheSameAmountHoweverWritten) {
+  EXPECT_EQ(quantityValue("1Gi"), 1073741824.0L);
+  EXPECT_EQ(quantityValue("7k"), 7000.0L);
+  EXPECT_EQ(quantityValue("10GB"), std::nullopt);
+  for (const auto& [a, b] : std::vector<std::pair<const char*, const char*>>{
+           {"1Gi", "1024Mi"}, {"0.5", "500m"}, {"32", "32"}, {"1e3", "1k"}, {"1E-2", "10m"}, {"2", "+2"}}) {
+    EXPECT_TRUE(sameQuantity(a, b)) << a << " " << b;
+  }
+  for (const auto& [a, b] : std::vector<std::pair<const char*, const char*>>{
+           {"1G", "1Gi"}, {"4", "8"}, {"x", "x2"}, {"200Gi", "200G"}}) {
+    EXPECT_FALSE(sameQuantity(a, b)) << a << " " << b;
   }
 }
 
