@@ -92,9 +92,9 @@ Result<PartitionsState> PartitionSteps::inspect(JobPass& pass, const api::IpuJob
   auto planner = controllers_.planner(controller);
   if (!planner) return planner.error();
   state.planner = *planner;
-  auto existing = state.target->api->listPartitions("");
+  auto existing = readOwn(*state.target, held);
   if (!existing) return existing.error();
-  for (auto& partition : *existing) state.byId.emplace(partition.id, std::move(partition));
+  state.byId = std::move(*existing);
 
   std::vector<api::PartitionRecord> missing;
   for (const auto& partition : held) {
@@ -158,6 +158,46 @@ Result<PartitionsState> PartitionSteps::inspect(JobPass& pass, const api::IpuJob
   }
   state.kind = PartitionsState::Kind::kActive;
   return state;
+}
+
+Result<std::map<std::string, vipu::Partition>> PartitionSteps::readOwn(
+    const VipuTarget& target, const std::vector<api::PartitionRecord>& held) {
+  const auto view = inventory_.view(target.name);
+  const auto listed = [&view](const std::string& id) -> const vipu::Partition* {
+    if (!view) return nullptr;
+    for (const auto& partition : view->partitions) {
+      if (partition.id == id) return &partition;
+    }
+    return nullptr;
+  };
+  std::map<std::string, vipu::Partition> own;
+  bool unlisted = false;
+  for (const auto& record : held) {
+    auto status = target.api->getPartitionStatus(record.id);
+    if (!status && status.error().code == ErrorCode::kNotFound) continue;
+    if (!status) return status.error();
+    if (status->readyState == vipu::ReadyState::kRemoved) continue;
+    const vipu::Partition* known = listed(record.id);
+    if (known == nullptr) {
+      unlisted = true;  // made since the inventory's last read, and not by this operator
+      break;
+    }
+    vipu::Partition partition = *known;
+    partition.readyState = status->readyState;
+    own.emplace(record.id, std::move(partition));
+  }
+  if (!unlisted) return own;
+  // Only a list says on which IPUs a partition is: rare (a partition under one of the job's ids that the
+  // inventory has not seen), so the whole list is read this once.
+  auto all = target.api->listPartitions("");
+  if (!all) return all.error();
+  own.clear();
+  for (auto& partition : *all) {
+    for (const auto& record : held) {
+      if (partition.id == record.id) own.emplace(record.id, partition);
+    }
+  }
+  return own;
 }
 
 void PartitionSteps::planLostAgain(JobPass& pass, const PartitionsState& lost) {

@@ -70,6 +70,12 @@ class PartitionSteps {
  private:
   // ensure(), with V-IPU's FailedPrecondition answers still errors.
   Result<PartitionsState> inspect(JobPass& pass, const api::IpuJobSpec& spec);
+  // The job's recorded partitions that V-IPU has, by id: each one's ready state from GetPartitionStatus of
+  // its id, its IPUs from the inventory's last list (which the operator's own creates update at once), so a
+  // pass costs V-IPU one small call per partition of the job, however many partitions the POD holds. Only a
+  // partition under one of the job's ids that the inventory has not seen makes it read the whole list.
+  Result<std::map<std::string, vipu::Partition>> readOwn(const VipuTarget& target,
+                                                         const std::vector<api::PartitionRecord>& held);
   // Creates each partition where `admission` placed its instance, and tells the inventory at once. Blocked:
   // V-IPU has another partition under one of the ids.
   Result<std::optional<Blocked>> create(const JobPass& pass, const VipuTarget& target,

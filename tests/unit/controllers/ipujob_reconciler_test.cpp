@@ -219,6 +219,25 @@ TEST_F(ReconcilerTest, ANewJobGetsTheFinalizerAndNothingElse) {
   EXPECT_FALSE(partition(kPartition));
 }
 
+// However many partitions the POD holds, a job's pass asks V-IPU about the job's own only (GetPartitionStatus
+// of each), never for the list of all: its cost does not grow with the number of jobs.
+TEST_F(ReconcilerTest, APassReadsTheJobsOwnPartitionsNeverTheListOfAll) {
+  for (int i = 0; i < 12; ++i) {
+    ASSERT_TRUE(
+        vipu_->createPartition(vipu::PartitionRequest{.id = "other-" + std::to_string(i), .size = 4}).ok());
+  }
+  inventory_->refresh();
+  pod_.api->listCalls = 0;
+  pod_.api->statusCalls = 0;
+  runToRunning();
+  EXPECT_EQ(pod_.api->listCalls, 0) << "a pass listed every partition";
+  EXPECT_GE(pod_.api->statusCalls, 2) << "activating, then active";
+  const int before = pod_.api->statusCalls;
+  pass();
+  EXPECT_EQ(pod_.api->statusCalls - before, 1) << "one partition, one status read";
+  EXPECT_EQ(pod_.api->listCalls, 0);
+}
+
 TEST_F(ReconcilerTest, AdmissionRecordsThePartitionIdsConditionallyBeforeCreatingThem) {
   job_ = jobObject("");
   expectStatusPatch();

@@ -1,6 +1,7 @@
 // A V-IPU for tests of code above VipuApi: forwards to another (an in-memory SimulatedPod), and can be made
-// unreachable, count topology reads, or run a change between taking a ListPartitions answer and returning
-// it (a change racing with a read). InMemoryVipu wires one POD64 up to the inventory admission plans from.
+// unreachable, count topology reads, lists and status reads, or run a change between taking a ListPartitions
+// answer and returning it (a change racing with a read). InMemoryVipu wires one POD64 up to the inventory
+// admission plans from.
 #pragma once
 
 #include <chrono>
@@ -22,6 +23,7 @@ class ScriptedVipu final : public vipu::VipuApi {
   explicit ScriptedVipu(vipu::VipuApi& inner) : inner_(inner) {}
 
   Result<std::vector<vipu::Partition>> listPartitions(const std::string& allocation) override {
+    ++listCalls;
     if (down) return makeError(ErrorCode::kUnavailable, "connection refused");
     auto answer = inner_.listPartitions(allocation);
     if (duringList) std::exchange(duringList, nullptr)();
@@ -45,11 +47,15 @@ class ScriptedVipu final : public vipu::VipuApi {
     return inner_.getPartitionIpuofConfig(id, gcd);
   }
   Result<vipu::PartitionStatus> getPartitionStatus(const std::string& id) override {
+    ++statusCalls;
+    if (down) return makeError(ErrorCode::kUnavailable, "connection refused");
     return inner_.getPartitionStatus(id);
   }
 
   bool down = false;
   int attributeCalls = 0;
+  int listCalls = 0;    // ListPartitions: every partition of the POD
+  int statusCalls = 0;  // GetPartitionStatus: one partition
   std::function<void()> duringList;
 
  private:
