@@ -6,6 +6,21 @@
 #include "common/log.h"
 
 namespace ipu::controllers {
+namespace {
+
+// A view's partitions are kept in id order, so two views compare element by element.
+bool byId(const vipu::Partition& a, const vipu::Partition& b) { return a.id < b.id; }
+
+bool sameError(const std::optional<Error>& a, const std::optional<Error>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a || (a->code == b->code && a->message == b->message);
+}
+
+bool sameView(const VipuInventory::View& a, const VipuInventory::View& b) {
+  return a.planner == b.planner && sameError(a.error, b.error) && a.partitions == b.partitions;
+}
+
+}  // namespace
 
 void VipuInventory::refresh() {
   for (const auto& target : controllers_.targets()) {
@@ -22,7 +37,7 @@ Status VipuInventory::refresh(const std::string& controller) {
     std::lock_guard lock(mutex_);
     started = ++sequence_;
   }
-  auto planner = controllers_.planner(controller);
+  auto planner = controllers_.planner(controller, TopologyRead::kIfDue);
   Result<std::vector<vipu::Partition>> partitions =
       planner ? controllers_.find(controller)->api->listPartitions("")
               : Result<std::vector<vipu::Partition>>(planner.error());
@@ -34,13 +49,18 @@ Status VipuInventory::refresh(const std::string& controller) {
   } else {
     view->planner = *planner;
     view->partitions = std::move(*partitions);
+    std::sort(view->partitions.begin(), view->partitions.end(), byId);
     view->error.reset();
     // Own changes the read may predate are applied again; older ones it shows already.
     std::erase_if(entry.changes, [started](const OwnChange& change) { return change.sequence < started; });
     for (const auto& change : entry.changes) applyChange(view->partitions, change);
   }
-  entry.view = std::move(view);
-  ++version_;
+  // A read that finds what was known leaves the version alone: what plans from the inventory (admission's
+  // memo, the IPUPod maps) does its work again only when something moved, not on every poll.
+  if (!entry.view || !sameView(*entry.view, *view)) {
+    entry.view = std::move(view);
+    ++version_;
+  }
   if (!partitions) return partitions.error();
   return {};
 }
@@ -82,9 +102,15 @@ void VipuInventory::record(const std::string& controller, OwnChange change) {
 }
 
 void VipuInventory::applyChange(std::vector<vipu::Partition>& partitions, const OwnChange& change) {
-  const auto same = [&change](const vipu::Partition& p) { return p.id == change.partition.id; };
-  std::erase_if(partitions, same);
-  if (change.created) partitions.push_back(change.partition);
+  const auto at = std::lower_bound(partitions.begin(), partitions.end(), change.partition, byId);
+  const bool present = at != partitions.end() && at->id == change.partition.id;
+  if (change.created && present) {
+    *at = change.partition;
+  } else if (change.created) {
+    partitions.insert(at, change.partition);
+  } else if (present) {
+    partitions.erase(at);
+  }
 }
 
 }  // namespace ipu::controllers

@@ -31,7 +31,7 @@ class VipuInventory {
   // One controller as last read.
   struct View {
     std::shared_ptr<const vipu::PartitionPlanner> planner;  // null until its topology was read once
-    std::vector<vipu::Partition> partitions;
+    std::vector<vipu::Partition> partitions;  // in id order
     std::optional<Error> error;  // the last read failed: admission treats the controller as unavailable
   };
 
@@ -45,7 +45,8 @@ class VipuInventory {
 
   // The controller as last known; null when it was never read.
   std::shared_ptr<const View> view(const std::string& controller) const;
-  // Grows with every change of any view: equal versions mean nothing changed in between.
+  // Grows with every change of any view (a read that finds what was known is none): equal versions mean
+  // nothing changed in between.
   std::uint64_t version() const;
 
   // The operator's own changes, visible to admission at once.

@@ -9,6 +9,11 @@
 namespace ipu::controllers {
 namespace {
 
+bool refusedForThePlacement(const Error& error) {
+  return error.code == ErrorCode::kInvalidArgument || error.code == ErrorCode::kFailedPrecondition ||
+         error.code == ErrorCode::kNotFound;
+}
+
 // CreatePartition said ALREADY_EXISTS: nullopt when the existing partition is exactly the one requested, else
 // what the job waits for (it is not this job's, or it went while being created).
 Result<std::optional<Blocked>> sameAsRequested(vipu::VipuApi& api, const std::string& id,
@@ -258,7 +263,12 @@ Result<std::optional<Blocked>> PartitionSteps::create(const JobPass& pass, const
     }
     auto created = target.api->createPartition(
         vipu::makePartitionRequest(partition.id, admission.planner->topology(), *placement));
-    if (!created && created.error().code != ErrorCode::kAlreadyExists) return created.error();
+    if (!created && created.error().code != ErrorCode::kAlreadyExists) {
+      // Refused for what was asked (not for being unreachable): the IPUs planned on may have left the POD.
+      // The topology is read again before the next plan, since V-IPU announces no change of it.
+      if (refusedForThePlacement(created.error())) inventory_.invalidateTopology(target.name);
+      return created.error();
+    }
     // ALREADY_EXISTS: ours only if it is what this job asked for (an earlier attempt whose answer was
     // lost); anything else under the id is never adopted.
     if (!created) {

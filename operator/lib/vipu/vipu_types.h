@@ -57,6 +57,8 @@ struct PartitionSpec {
   GatewayRouting gatewayRouting = GatewayRouting::kUndefined;
   std::uint32_t numReplicas = 0;
   std::string allocationId;
+
+  bool operator==(const PartitionSpec&) const = default;
 };
 
 struct Partition {
@@ -66,6 +68,7 @@ struct Partition {
   std::string ipuofServerVersion;
 
   std::uint32_t size() const { return static_cast<std::uint32_t>(spec.ipus.size()); }
+  bool operator==(const Partition&) const = default;
 };
 
 // CreatePartitionRequest flattened: its requirements plus the two request-level flags.

@@ -238,6 +238,28 @@ TEST_F(ReconcilerTest, APassReadsTheJobsOwnPartitionsNeverTheListOfAll) {
   EXPECT_EQ(pod_.api->listCalls, 0);
 }
 
+// V-IPU announces no change of its topology: a create it refuses for the placement (its IPUs gone from the
+// POD, say) is the operator's sign to read the topology again before planning anew.
+TEST_F(ReconcilerTest, ACreateVipuRefusesMakesTheNextPlanReadTheTopologyAgain) {
+  job_ = jobObject("");
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::awaitChange());  // admitted: the partition id recorded
+  const int topologyReads = pod_.api->attributeCalls;
+  pod_.api->createRefusal = makeError(ErrorCode::kFailedPrecondition, "IPU ild0:2 is not in the POD");
+  expectStatusPatch();  // the job says why it waits
+  pass();
+  EXPECT_FALSE(partition(kPartition));
+  ASSERT_TRUE(inventory_->controllers().planner("pod64").ok());
+  EXPECT_EQ(pod_.api->attributeCalls, topologyReads + 1) << "the topology was not read again";
+
+  // Unreachable is no sign of a changed POD.
+  pod_.api->createRefusal = makeError(ErrorCode::kUnavailable, "connection refused");
+  jobs_.apply({kube::WatcherEvent::Kind::kApply, job_});
+  EXPECT_FALSE(reconciler_->reconcile(std::make_shared<const Json>(job_)).ok()) << "retried with backoff";
+  ASSERT_TRUE(inventory_->controllers().planner("pod64").ok());
+  EXPECT_EQ(pod_.api->attributeCalls, topologyReads + 1);
+}
+
 TEST_F(ReconcilerTest, AdmissionRecordsThePartitionIdsConditionallyBeforeCreatingThem) {
   job_ = jobObject("");
   expectStatusPatch();

@@ -1,5 +1,5 @@
 // A V-IPU for tests of code above VipuApi: forwards to another (an in-memory SimulatedPod), and can be made
-// unreachable, count topology reads, lists and status reads, or run a change between taking a ListPartitions
+// unreachable, refuse creates, count topology reads, lists and status reads, or run a change between taking a ListPartitions
 // answer and returning it (a change racing with a read). InMemoryVipu wires one POD64 up to the inventory
 // admission plans from.
 #pragma once
@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include <gtest/gtest.h>
@@ -36,6 +37,7 @@ class ScriptedVipu final : public vipu::VipuApi {
     return inner_.listIpuAttributes(agents);
   }
   Result<std::string> createPartition(const vipu::PartitionRequest& request) override {
+    if (createRefusal) return *createRefusal;
     return inner_.createPartition(request);
   }
   Status removePartition(const std::string& id, bool force) override {
@@ -57,6 +59,7 @@ class ScriptedVipu final : public vipu::VipuApi {
   int listCalls = 0;    // ListPartitions: every partition of the POD
   int statusCalls = 0;  // GetPartitionStatus: one partition
   std::function<void()> duringList;
+  std::optional<Error> createRefusal;  // CreatePartition answers this instead of creating
 
  private:
   vipu::VipuApi& inner_;

@@ -94,5 +94,34 @@ TEST_F(VipuInventoryTest, AReadThatPredatesAnOwnRemoveDoesNotBringItBack) {
   EXPECT_TRUE(ids().empty());
 }
 
+// What plans from the inventory (admission's memo, the IPUPod maps) works again only when its version moves:
+// a poll that finds what was known, or a topology re-read that finds the same POD, must not move it.
+TEST_F(VipuInventoryTest, AReadThatFindsNothingNewLeavesTheVersionAlone) {
+  ASSERT_TRUE(inventory_->refresh("pod64").ok());
+  inventory_->partitionCreated("pod64", create("mine"));
+  create("theirs");  // made outside the operator: only a read shows it
+  clock_.advance(std::chrono::seconds(2));  // both active: nothing moves in V-IPU after this
+  auto version = inventory_->version();
+  ASSERT_TRUE(inventory_->refresh("pod64").ok());
+  EXPECT_GT(inventory_->version(), version) << "a partition made outside the operator is news";
+  EXPECT_EQ(ids(), (std::vector<std::string>{"mine", "theirs"}));
+
+  version = inventory_->version();
+  const auto planner = inventory_->view("pod64")->planner;
+  ASSERT_TRUE(inventory_->refresh("pod64").ok());
+  EXPECT_EQ(inventory_->version(), version) << "nothing changed";
+  clock_.advance(std::chrono::minutes(6));  // past the topology's TTL: read again, the same POD
+  const int topologyReads = vipu_->attributeCalls;
+  ASSERT_TRUE(inventory_->refresh("pod64").ok());
+  EXPECT_EQ(vipu_->attributeCalls, topologyReads + 1);
+  EXPECT_EQ(inventory_->view("pod64")->planner, planner) << "the same topology keeps its planner";
+  EXPECT_EQ(inventory_->version(), version);
+
+  ASSERT_TRUE(sim_->removePartition("theirs", true).ok());
+  ASSERT_TRUE(inventory_->refresh("pod64").ok());
+  EXPECT_GT(inventory_->version(), version) << "a partition gone outside the operator is news";
+  EXPECT_EQ(ids(), std::vector<std::string>{"mine"});
+}
+
 }  // namespace
 }  // namespace ipu::controllers
