@@ -151,6 +151,11 @@ std::uint64_t Admitter::passes() const {
   return passes_;
 }
 
+Admitter::Counters Admitter::inputsCounters() const {
+  std::lock_guard pass(passMutex_);
+  return counters();
+}
+
 Admitter::Counters Admitter::counters() const {
   return {jobs_.revision(), quotas_ != nullptr ? quotas_->revision() : 0, inventory_.version(),
           reservationsRevision_};

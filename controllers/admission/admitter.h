@@ -130,6 +130,17 @@ class Admitter {
   // the operator publishes, and start estimates). Plans nothing; unreachable controllers are left out.
   PlanInputs inputs();
 
+  // The counters what inputs() reads is at: the job and quota stores', the inventory's, the reservations'.
+  // Equal counters, equal inputs (the stores move with every write, so unequal ones may still be equal).
+  struct Counters {
+    std::uint64_t jobs = 0;
+    std::uint64_t quotas = 0;
+    std::uint64_t inventory = 0;
+    std::uint64_t reservations = 0;
+    bool operator==(const Counters&) const = default;
+  };
+  Counters inputsCounters() const;
+
  private:
   // The queue's view of one job, parsed once per resourceVersion: a pass reads every waiting job, and
   // parsing each one's spec (with its pod template) again on every pass would dominate a long queue.
@@ -142,14 +153,6 @@ class Admitter {
     std::shared_ptr<const vipu::PartitionPlanner> planner;
     std::set<std::string> partitionIds;
     vipu::IpuSet taken;
-  };
-  // The counters a pass's inputs are read at.
-  struct Counters {
-    std::uint64_t jobs = 0;
-    std::uint64_t quotas = 0;
-    std::uint64_t inventory = 0;
-    std::uint64_t reservations = 0;
-    bool operator==(const Counters&) const = default;
   };
   // The last pass: the counters and fingerprint of its inputs, and what it decided for every waiting job.
   struct Memo {

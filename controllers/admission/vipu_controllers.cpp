@@ -21,7 +21,7 @@ const VipuTarget* VipuControllers::find(const std::string& name) const {
 }
 
 std::shared_ptr<const vipu::PartitionPlanner> VipuControllers::held(const std::string& name,
-                                                                   TopologyRead read) {
+                                                                    TopologyRead read) {
   std::lock_guard lock(mutex_);
   const auto cached = planners_.find(name);
   if (cached == planners_.end()) return nullptr;

@@ -30,9 +30,9 @@ enum class TopologyRead {
 // The configured V-IPU controllers, with each one's topology discovered once (ListIPUAttributes reads every
 // agent, which is slow on a big POD: hundreds of milliseconds of parsing for 16,384 IPUs) and read again
 // only when it can have changed: a caller found it stale (a partition on an IPU outside it, a create V-IPU
-// refused), or the inventory's poll finds it older than `topologyTtl` (V-IPU announces no change; IPU-Machines
-// added to a POD are seen no later than that). One read of a controller at a time: callers that find it
-// being read wait for that read instead of starting their own. Thread-safe.
+// refused), or the inventory's poll finds it older than `topologyTtl` (V-IPU announces no change;
+// IPU-Machines added to a POD are seen no later than that). One read of a controller at a time: callers that
+// find it being read wait for that read instead of starting their own. Thread-safe.
 class VipuControllers {
  public:
   explicit VipuControllers(std::vector<VipuTarget> targets, Clock& clock = Clock::real(),

@@ -9,7 +9,9 @@ namespace ipu::controllers {
 namespace {
 
 // A view's partitions are kept in id order, so two views compare element by element.
-bool byId(const vipu::Partition& a, const vipu::Partition& b) { return a.id < b.id; }
+bool byId(const vipu::Partition& a, const vipu::Partition& b) {
+  return a.id < b.id;
+}
 
 bool sameError(const std::optional<Error>& a, const std::optional<Error>& b) {
   if (a.has_value() != b.has_value()) return false;

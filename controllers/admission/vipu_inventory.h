@@ -31,7 +31,7 @@ class VipuInventory {
   // One controller as last read.
   struct View {
     std::shared_ptr<const vipu::PartitionPlanner> planner;  // null until its topology was read once
-    std::vector<vipu::Partition> partitions;  // in id order
+    std::vector<vipu::Partition> partitions;                // in id order
     std::optional<Error> error;  // the last read failed: admission treats the controller as unavailable
   };
 

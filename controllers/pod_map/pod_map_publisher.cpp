@@ -104,10 +104,17 @@ bool PodMapPublisher::write(const std::string& controller, const api::IpuPodStat
 }
 
 bool PodMapPublisher::publishQueue(std::stop_token stop) {
+  // Read before the inputs: a change while they are read leaves the counters behind, so the next round
+  // looks again.
+  const Admitter::Counters counters = admitter_->inputsCounters();
+  if (queueWritten_ && queueWrittenAt_ == counters) return true;  // an idle cluster costs no reading
   const api::Json status = queueStatusOf(admitter_->inputs(), [this](const std::string& ns) {
     return sha256Hex(namespaceSalt_ + "/" + ns, 12);
   });
-  if (queueWritten_ == status) return true;
+  if (queueWritten_ == status) {
+    queueWrittenAt_ = counters;
+    return true;
+  }
   if (missingQueueCrdLogged_) log::info("IPUQueues are served: publishing the admission queue");
   missingQueueCrdLogged_ = false;
   const api::Json object{
@@ -123,13 +130,14 @@ bool PodMapPublisher::publishQueue(std::stop_token stop) {
     return false;
   }
   queueWritten_ = status;
+  queueWrittenAt_ = counters;
   return true;
 }
 
 bool PodMapPublisher::publish(std::stop_token stop) {
   if (!started_ && !start(stop)) return false;
-  // The queue moves with things the counters below do not see (quotas, reservations), and costs a read of
-  // the caches only: looked at every round, written on change.
+  // The queue moves with things the counters below do not see (quotas, reservations): it has counters of
+  // its own, and is written on change.
   const bool queueWritten = admitter_ == nullptr || publishQueue(stop);
   const std::pair counters{inventory_.version(), jobs_.revision()};
   if (published_ == counters) return queueWritten;

@@ -56,6 +56,7 @@ class PodMapPublisher {
   Admitter* admitter_;
   std::string namespaceSalt_;              // new for every publisher: namespace ids say nothing across terms
   std::optional<api::Json> queueWritten_;  // the IPUQueue's status as this publisher last wrote it
+  Admitter::Counters queueWrittenAt_;      // the admission inputs' counters it was worked out at
   bool started_ = false;
   bool missingCrdLogged_ = false;
   bool missingQueueCrdLogged_ = false;

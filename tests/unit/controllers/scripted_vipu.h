@@ -1,7 +1,7 @@
 // A V-IPU for tests of code above VipuApi: forwards to another (an in-memory SimulatedPod), and can be made
-// unreachable, refuse creates, count topology reads, lists and status reads, or run a change between taking a ListPartitions
-// answer and returning it (a change racing with a read). InMemoryVipu wires one POD64 up to the inventory
-// admission plans from.
+// unreachable, refuse creates, count topology reads, lists and status reads, or run a change between taking a
+// ListPartitions answer and returning it (a change racing with a read). InMemoryVipu wires one POD64 up to
+// the inventory admission plans from.
 #pragma once
 
 #include <chrono>

@@ -99,7 +99,7 @@ TEST_F(VipuInventoryTest, AReadThatPredatesAnOwnRemoveDoesNotBringItBack) {
 TEST_F(VipuInventoryTest, AReadThatFindsNothingNewLeavesTheVersionAlone) {
   ASSERT_TRUE(inventory_->refresh("pod64").ok());
   inventory_->partitionCreated("pod64", create("mine"));
-  create("theirs");  // made outside the operator: only a read shows it
+  create("theirs");                         // made outside the operator: only a read shows it
   clock_.advance(std::chrono::seconds(2));  // both active: nothing moves in V-IPU after this
   auto version = inventory_->version();
   ASSERT_TRUE(inventory_->refresh("pod64").ok());
