@@ -248,7 +248,8 @@ service_cidr=10.96.0.0/16
 # write_audit_policy: the API server's audit log (logs/audit.log, one JSON event per request, metadata only)
 # records what service accounts outside kube-system do: an operator installed in the cluster, whose requests
 # tests compare with the roles its chart grants. The cluster's own components are left out (they would fill
-# the disk with heartbeats). With --audit-all it records every request.
+# the disk with heartbeats). With --audit-all it records every request. The log is never rotated (the API
+# server's default rotates at 100 MB, which a benchmark of thousands of pods passes, and counts read one file).
 write_audit_policy() {
   if [[ $audit_all == true ]]; then
     printf '%s\n' "apiVersion: audit.k8s.io/v1" "kind: Policy" "omitStages: [RequestReceived]" \
@@ -376,7 +377,7 @@ cmd_up() {
     --kubelet-client-key "$pki/apiserver-kubelet-client.key" --profiling=false --cert-dir "$cluster_dir/pki" \
     --endpoint-reconciler-type "$endpoint_reconciler" --kubelet-preferred-address-types InternalIP,Hostname \
     --watch-cache-sizes podtemplates#0 --audit-policy-file "$cluster_dir/audit-policy.yaml" \
-    --audit-log-path "$cluster_dir/logs/audit.log" --audit-log-format json
+    --audit-log-path "$cluster_dir/logs/audit.log" --audit-log-format json --audit-log-maxsize 100000
   proc_wait_until kube-apiserver "kube-apiserver to be ready" \
     curl -sf --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "$apiserver_url/readyz"
 
@@ -390,7 +391,11 @@ cmd_up() {
     --authentication-kubeconfig "$cluster_dir/scheduler.kubeconfig" --authorization-kubeconfig "$cluster_dir/scheduler.kubeconfig" \
     --leader-elect=false --bind-address 127.0.0.1 --secure-port "$scheduler_port" --cert-dir "$cluster_dir/pki" --profiling=false
 
-  # kwok: stages from the repo and canned logs that say plainly that no container ran.
+  # kwok: stages from the repo and canned logs that say plainly that no container ran. Its nodes renew
+  # Leases as kubelets do (40 s): without them the node lifecycle controller finds every node silent after
+  # its grace period, marks them NotReady and all their pods not Ready, and kwok makes the nodes Ready again
+  # — a change of every pod that a cluster of real kubelets never sees, and that controllers watching pods
+  # would pay for in what should be an idle cluster.
   printf '%s stdout F %s\n' "$(date -u +%Y-%m-%dT%H:%M:%S.000000000Z)" \
     "simulated IPU host node (kwok): no container runs here, so there is no program output to show" \
     > "$cluster_dir/kwok/simulated-node.log"
@@ -411,7 +416,7 @@ KWOKLOGS
   proc_start kwok "$bin_dir/kwok" --kubeconfig "$cluster_dir/kwok.kubeconfig" --config "$cluster_dir/kwok/kwok.yaml" \
     --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --node-ip 127.0.0.1 --node-port "$kwok_port" \
     --server-address "127.0.0.1:$kwok_port" --tls-cert-file "$pki/kwok-serving.crt" \
-    --tls-private-key-file "$pki/kwok-serving.key" --cidr 10.244.0.0/16
+    --tls-private-key-file "$pki/kwok-serving.key" --cidr 10.244.0.0/16 --node-lease-duration-seconds 40
 
   local kubectl=("$bin_dir/kubectl" --kubeconfig "$cluster_dir/kubeconfig")
   proc_wait_until kube-controller-manager "kube-controller-manager to be healthy" \
