@@ -83,4 +83,11 @@ void BenchCluster::installCrd(const std::string& manifest, const std::string& cr
   if (!established) throw std::runtime_error("CRD " + crd + " not established a minute after it was applied");
 }
 
+int BenchCluster::componentPid(const std::string& name) const {
+  std::ifstream file(dir_ + "/pids/" + name + ".pid");
+  int pid = 0;
+  file >> pid;
+  return pid;
+}
+
 }  // namespace ipu::bench

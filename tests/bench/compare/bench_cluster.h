@@ -23,6 +23,8 @@ class BenchCluster {
 
   const std::string& kubeconfig() const { return kubeconfig_; }
   const std::string& auditLog() const { return auditLog_; }
+  // The pid of one of the cluster's own processes ("kube-apiserver", "etcd"); 0 when it is not running.
+  int componentPid(const std::string& name) const;
   // A binary built by tools/build-tools.sh (kubectl, mpi-operator) or a file linked next to them.
   std::string tool(const std::string& name) const { return binDir_ + "/" + name; }
   // kubectl against this cluster: tryKubectl returns what it did, kubectl throws when it failed.

@@ -1,5 +1,7 @@
 #include "contender.h"
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -7,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "common/time_format.h"
 #include "eventually.h"
 #include "ipujob/worker_pod.h"
 
@@ -26,6 +29,10 @@ nlohmann::json IpuJobContender::jobManifest(const std::string& name, int workers
   return job;
 }
 
+bool IpuJobContender::jobRunning(const nlohmann::json& job) const {
+  return job.value("status", nlohmann::json::object()).value("phase", "") == "Running";
+}
+
 PodRole IpuJobContender::roleOf(const nlohmann::json& pod) const {
   // The operator's job label is on every worker pod it (or the floor) makes.
   return pod["metadata"].value("labels", nlohmann::json::object()).contains(controllers::kJobNameLabel)
@@ -38,6 +45,35 @@ namespace {
 void throwIfExited(testing::BackgroundProcess& process, const std::string& name) {
   if (auto exited = process.wait(std::chrono::milliseconds(0)))
     throw std::runtime_error(name + " exited with " + std::to_string(*exited) + ": " + process.stderrText());
+}
+
+// A MicroTime ("2026-11-28T21:50:01.123456Z") to the wall clock, fraction included; nullopt for anything
+// else.
+std::optional<std::chrono::system_clock::time_point> parseMicroTime(const std::string& text) {
+  auto whole = parseTime(text);
+  if (!whole) return std::nullopt;
+  const auto dot = text.find('.');
+  if (dot == std::string::npos) return whole;
+  double fraction = 0, scale = 0.1;
+  for (std::size_t i = dot + 1; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+    fraction += (text[i] - '0') * scale;
+    scale /= 10;
+  }
+  return *whole + std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                      std::chrono::duration<double>(fraction));
+}
+
+// Seconds from now until the Lease can be taken by another process: 0 when it was released (no holder) or
+// is gone, else until its last renewal plus its duration.
+double secondsUntilLeaseFree(const BenchCluster& cluster, const LeaseRef& lease) {
+  const auto got = cluster.tryKubectl({"get", "lease", "-n", lease.ns, lease.name, "-o", "json"});
+  if (!got.ok()) return 0;
+  const auto spec = nlohmann::json::parse(got.out).value("spec", nlohmann::json::object());
+  if (spec.value("holderIdentity", "").empty()) return 0;
+  const auto renewed = parseMicroTime(spec.value("renewTime", ""));
+  if (!renewed) return 0;
+  const auto freeAt = *renewed + std::chrono::seconds(spec.value("leaseDurationSeconds", 0));
+  return std::max(0.0, std::chrono::duration<double>(freeAt - std::chrono::system_clock::now()).count());
 }
 
 }  // namespace
@@ -82,17 +118,20 @@ nlohmann::json processFigures(int pid) {
   return figures;
 }
 
-double restartUntilLogged(std::unique_ptr<testing::BackgroundProcess>& process, const std::string& name,
-                          const std::function<void()>& launch, const std::string& line,
-                          std::chrono::seconds timeout) {
+Restart restartUntilLogged(std::unique_ptr<testing::BackgroundProcess>& process, const std::string& name,
+                           const std::function<void()>& launch, const std::string& line,
+                           std::chrono::seconds timeout, const BenchCluster& cluster, const LeaseRef& lease) {
   stopRunning(*process, name);
   process.reset();
+  const double leaseWait = secondsUntilLeaseFree(cluster, lease);
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + timeout;
   launch();
   for (;;) {
-    if (process->stderrText().find(line) != std::string::npos)
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (process->stderrText().find(line) != std::string::npos) {
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return {seconds, std::min(leaseWait, seconds)};
+    }
     throwIfExited(*process, name);
     if (std::chrono::steady_clock::now() > deadline)
       throw std::runtime_error(name + " did not log '" + line + "' within " +

@@ -35,6 +35,7 @@ class Floor final : public IpuJobContender {
   std::string name() const override {
     return "floor (qps " + std::to_string(static_cast<int>(settings_.qps)) + ")";
   }
+  const ClientSettings& settings() const override { return settings_; }
   bool owns(const std::string& userAgent) const override { return userAgent == kFloorAgent; }
 
   void start(const BenchCluster& cluster, const std::string& /*ns*/) override {

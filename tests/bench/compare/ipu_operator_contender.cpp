@@ -23,26 +23,28 @@ class IpuOperator final : public IpuJobContender {
   std::string name() const override {
     return "ipu-operator (qps " + std::to_string(static_cast<int>(settings_.qps)) + ")";
   }
+  const ClientSettings& settings() const override { return settings_; }
   bool owns(const std::string& userAgent) const override { return userAgent == "ipu-operator"; }
 
   void start(const BenchCluster& cluster, const std::string& ns) override {
     std::filesystem::create_directories(directory_);
     std::string failure;
     // 64 IPU-Link domains of 256 IPUs: room for 16,384 one-IPU partitions, so admission never waits. The
-    // partitions activate at once: what is measured is the Kubernetes side, not a simulated power-up.
-    sim_ = vipu::testing::SimProcess::start(
-        directory_, {"--ilds", "64", "--ild-size", "256", "--activation-delay-ms", "0"}, 0, failure);
+    // partitions activate after vipu-sim's default delay (1 s, PS_PENDING until then), as a real
+    // controller's take a while to power up: a job's pods wait for it.
+    sim_ = vipu::testing::SimProcess::start(directory_, {"--ilds", "64", "--ild-size", "256"}, 0, failure);
     if (!sim_) throw std::runtime_error("vipu-sim: " + failure);
-    launch(cluster, ns, "warning");
+    launch(cluster, ns);
     waitForLeaseHolder(cluster, ns, "ipu-operator", std::chrono::seconds(60));
   }
 
-  std::optional<double> restart(const BenchCluster& cluster, const std::string& ns) override {
-    // SIGTERM: it gives up its Lease on the way out. Started again at info level for its "caches synced"
-    // line; nothing else is logged while nothing changes.
+  std::optional<LeaseRef> lease(const std::string& ns) const override { return LeaseRef{ns, "ipu-operator"}; }
+
+  std::optional<Restart> restart(const BenchCluster& cluster, const std::string& ns) override {
+    // SIGTERM: it gives up its Lease on the way out. Ready at its "caches synced" line (info, its default).
     return restartUntilLogged(
-        process_, "ipu-operator", [&] { launch(cluster, ns, "info", restartWrapper()); }, "caches synced",
-        std::chrono::seconds(120));
+        process_, "ipu-operator", [&] { launch(cluster, ns, restartWrapper()); }, "caches synced",
+        std::chrono::seconds(120), cluster, *lease(ns));
   }
 
   nlohmann::json processStats() const override { return processFigures(process_->pid()); }
@@ -73,8 +75,8 @@ class IpuOperator final : public IpuJobContender {
     return other != nullptr && *other != '\0' ? other : IPU_OPERATOR_BINARY;
   }
 
-  void launch(const BenchCluster& cluster, const std::string& ns, const std::string& logLevel,
-              std::vector<std::string> argv = {}) {
+  // At its default log level (info), as it is installed.
+  void launch(const BenchCluster& cluster, const std::string& ns, std::vector<std::string> argv = {}) {
     const auto port = [] { return "127.0.0.1:" + std::to_string(testing::freeLoopbackPort()); };
     const std::vector<std::string> operatorArgv{operatorBinary(),
                                                 "--kubeconfig",
@@ -94,9 +96,7 @@ class IpuOperator final : public IpuJobContender {
                                                 "--metrics-bind-address",
                                                 port(),
                                                 "--health-probe-bind-address",
-                                                port(),
-                                                "--log-level",
-                                                logLevel};
+                                                port()};
     argv.insert(argv.end(), operatorArgv.begin(), operatorArgv.end());
     process_ = std::make_unique<testing::BackgroundProcess>(std::move(argv));
   }

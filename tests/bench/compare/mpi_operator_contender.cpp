@@ -2,6 +2,7 @@
 // tools/build-tools.sh --peers, its CRD from its own module. It always runs leader election (Lease
 // mpi-operator in its lock namespace) and serves its health check on :8080.
 #include <stdexcept>
+#include <vector>
 
 #include "contender.h"
 #include "subprocess.h"
@@ -15,10 +16,13 @@ class MpiOperator final : public Contender {
   explicit MpiOperator(ClientSettings settings) : settings_(settings) {}
 
   std::string name() const override {
-    return "mpi-operator (qps " + std::to_string(static_cast<int>(settings_.qps)) + ")";
+    std::string name = "mpi-operator (qps " + std::to_string(static_cast<int>(settings_.qps));
+    if (settings_.queueQps > 0) name += ", queue " + std::to_string(settings_.queueQps) + "/s";
+    return name + ")";
   }
   // client-go's agent ("mpi-operator/<version> (linux/amd64) kubernetes/<commit>", with "/leader-election"
   // and the like appended for its other clients).
+  const ClientSettings& settings() const override { return settings_; }
   bool owns(const std::string& userAgent) const override { return userAgent.starts_with("mpi-operator"); }
 
   void prepare(const BenchCluster& cluster) override {
@@ -31,12 +35,17 @@ class MpiOperator final : public Contender {
     waitForLeaseHolder(cluster, kLockNamespace, "mpi-operator", std::chrono::seconds(60));
   }
 
+  std::optional<LeaseRef> lease(const std::string& /*ns*/) const override {
+    return LeaseRef{kLockNamespace, "mpi-operator"};
+  }
+
   // Until it logs "Starting workers", which follows its informer caches' sync. It keeps its Lease when it
-  // stops, so the new process first waits for that Lease to expire (its lease duration, 15 s): part of what
-  // a restart costs it.
-  std::optional<double> restart(const BenchCluster& cluster, const std::string& /*ns*/) override {
+  // stops, so the new process first waits for that Lease to expire (its lease duration, 15 s): reported
+  // apart from the rest of the restart.
+  std::optional<Restart> restart(const BenchCluster& cluster, const std::string& ns) override {
     return restartUntilLogged(
-        process_, "mpi-operator", [&] { launch(cluster); }, "Starting workers", std::chrono::seconds(120));
+        process_, "mpi-operator", [&] { launch(cluster); }, "Starting workers", std::chrono::seconds(120),
+        cluster, *lease(ns));
   }
 
   kube::ResourceRef jobResource() const override { return {"kubeflow.org", "v2beta1", "mpijobs", true}; }
@@ -58,6 +67,15 @@ class MpiOperator final : public Contender {
                {{"Launcher", replica(1, "launcher")}, {"Worker", replica(workers, "worker")}}}}}};
   }
 
+  // Its status condition Running (True once the launcher runs).
+  bool jobRunning(const nlohmann::json& job) const override {
+    for (const auto& condition :
+         job.value("status", nlohmann::json::object()).value("conditions", nlohmann::json::array())) {
+      if (condition.value("type", "") == "Running") return condition.value("status", "") == "True";
+    }
+    return false;
+  }
+
   PodRole roleOf(const nlohmann::json& pod) const override {
     const std::string role =
         pod["metadata"].value("labels", nlohmann::json::object()).value("training.kubeflow.org/job-role", "");
@@ -71,10 +89,22 @@ class MpiOperator final : public Contender {
 
  private:
   void launch(const BenchCluster& cluster) {
-    process_ = std::make_unique<testing::BackgroundProcess>(std::vector<std::string>{
-        cluster.tool("mpi-operator"), "--kubeConfig", cluster.kubeconfig(), "--lock-namespace",
-        kLockNamespace, "--kube-api-qps", std::to_string(static_cast<int>(settings_.qps)), "--kube-api-burst",
-        std::to_string(settings_.burst), "--threadiness", std::to_string(settings_.workers)});
+    std::vector<std::string> argv{cluster.tool("mpi-operator"),
+                                  "--kubeConfig",
+                                  cluster.kubeconfig(),
+                                  "--lock-namespace",
+                                  kLockNamespace,
+                                  "--kube-api-qps",
+                                  std::to_string(static_cast<int>(settings_.qps)),
+                                  "--kube-api-burst",
+                                  std::to_string(settings_.burst),
+                                  "--threadiness",
+                                  std::to_string(settings_.workers)};
+    if (settings_.queueQps > 0) {
+      argv.insert(argv.end(), {"--controller-queue-rate-limit", std::to_string(settings_.queueQps),
+                               "--controller-queue-burst", std::to_string(settings_.queueBurst)});
+    }
+    process_ = std::make_unique<testing::BackgroundProcess>(std::move(argv));
   }
 
   static constexpr const char* kLockNamespace = "mpi-operator";

@@ -48,6 +48,25 @@ TEST(ReportTest, SpreadsEachFigureAndRatesOursAgainstTheOthersByMedian) {
       << table;
 }
 
+TEST(ReportTest, TheLowerBoundsAreStatedWithTheirFormulaAndEachContenderAgainstTheTighterOne) {
+  json ours = measurement("ours", "ours", 40, 6);  // all worker pods exist at 20 s
+  ours["bounds"] = {{"qps", 50.0},
+                    {"burst", 100},
+                    {"writes_before_pods", 2},
+                    {"pods_only_seconds", 8.0},
+                    {"must_precede_seconds", 16.0}};
+  const json summary = summarize(json::array({ours, measurement("floor", "floor", 64, 4)}));
+  ASSERT_TRUE(summary[0].contains("bounds"));
+  EXPECT_DOUBLE_EQ(summary[0]["bounds"]["of_must_precede"]["ours"].get<double>(), 20.0 / 16.0);
+  EXPECT_DOUBLE_EQ(summary[0]["bounds"]["of_must_precede"]["floor"].get<double>(), 32.0 / 16.0);
+  const std::string table = markdownTable(summary);
+  EXPECT_NE(table.find("Lower bounds of \"all worker pods exist\" at QPS 50, burst 100: the pods alone, "
+                       "(N·W − burst)/QPS = 8.0 s; with the 2 writes per job that must precede its pods, "
+                       "(N·W + 2·N − burst)/QPS = 16.0 s. floor: 2.00× it; ours: 1.25× it;"),
+            std::string::npos)
+      << table;
+}
+
 TEST(ReportTest, IncompleteRunsAreNamedAndLeftOutOfTheFigures) {
   const json summary =
       summarize(json::array({measurement("ours", "ours", 10, 6), measurement("ours", "ours", 99, 99, false),

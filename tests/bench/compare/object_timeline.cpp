@@ -1,44 +1,57 @@
-#include "pod_timeline.h"
+#include "object_timeline.h"
 
 namespace ipu::bench {
 
-PodTimeline::PodTimeline(kube::RestClient& client, std::string ns, RoleOf roleOf)
-    : client_(client), ns_(std::move(ns)), roleOf_(std::move(roleOf)) {
+ObjectTimeline::ObjectTimeline(kube::RestClient& client, kube::ResourceRef resource, std::string ns,
+                               RoleOf roleOf, IsRunning isRunning)
+    : client_(client),
+      resource_(std::move(resource)),
+      ns_(std::move(ns)),
+      roleOf_(std::move(roleOf)),
+      isRunning_(std::move(isRunning)) {
   thread_ = std::jthread([this](std::stop_token stop) { run(stop); });
 }
 
-PodTimeline::~PodTimeline() {
+std::unique_ptr<ObjectTimeline> ObjectTimeline::pods(kube::RestClient& client, std::string ns,
+                                                     RoleOf roleOf) {
+  return std::make_unique<ObjectTimeline>(
+      client, kube::ResourceRef::pods(), std::move(ns), std::move(roleOf), [](const nlohmann::json& pod) {
+        return pod.value("status", nlohmann::json::object()).value("phase", "") == "Running";
+      });
+}
+
+ObjectTimeline::~ObjectTimeline() {
   thread_.request_stop();
 }
 
-void PodTimeline::observe(const nlohmann::json& pod) {
+void ObjectTimeline::observe(const nlohmann::json& object) {
   const auto now = Clock::now();
-  const std::string name = pod["metadata"].value("name", "");
+  const std::string name = object["metadata"].value("name", "");
   std::lock_guard lock(mutex_);
-  auto [it, added] = pods_.try_emplace(name, PodTimes{.role = roleOf_(pod), .seen = now, .running = {}});
-  const nlohmann::json status = pod.value("status", nlohmann::json::object());
-  if (!it->second.running && status.value("phase", "") == "Running") it->second.running = now;
+  auto [it, added] =
+      objects_.try_emplace(name, ObjectTimes{.role = roleOf_(object), .seen = now, .running = {}});
+  if (!it->second.running && isRunning_(object)) it->second.running = now;
 }
 
-void PodTimeline::run(std::stop_token stop) {
+void ObjectTimeline::run(std::stop_token stop) {
   std::string version;
   while (!stop.stop_requested()) {
     if (version.empty()) {
-      auto list = client_.list(kube::ResourceRef::pods(), ns_);
+      auto list = client_.list(resource_, ns_);
       if (!list) {
         std::lock_guard lock(mutex_);
         error_ = list.error().message;
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
         continue;
       }
-      for (const auto& pod : (*list)["items"]) observe(pod);
+      for (const auto& object : (*list)["items"]) observe(object);
       version = (*list)["metadata"].value("resourceVersion", "");
     }
     kube::WatchOptions options;
     options.resourceVersion = version;
     options.timeoutSeconds = 60;
     auto status = client_.watch(
-        kube::ResourceRef::pods(), ns_, options,
+        resource_, ns_, options,
         [&](kube::WatchEvent&& event) {
           const std::string rv = event.object["metadata"].value("resourceVersion", "");
           if (!rv.empty()) version = rv;
@@ -54,10 +67,10 @@ void PodTimeline::run(std::stop_token stop) {
   }
 }
 
-RoleProgress PodTimeline::progress(PodRole role) const {
+RoleProgress ObjectTimeline::progress(PodRole role) const {
   std::lock_guard lock(mutex_);
   RoleProgress progress;
-  for (const auto& [name, times] : pods_) {
+  for (const auto& [name, times] : objects_) {
     if (times.role != role) continue;
     ++progress.exist;
     progress.lastSeen = std::max(progress.lastSeen, times.seen);
@@ -69,7 +82,7 @@ RoleProgress PodTimeline::progress(PodRole role) const {
   return progress;
 }
 
-std::string PodTimeline::error() const {
+std::string ObjectTimeline::error() const {
   std::lock_guard lock(mutex_);
   return error_;
 }
