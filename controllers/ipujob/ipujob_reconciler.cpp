@@ -53,7 +53,7 @@ IpuJobReconciler::IpuJobReconciler(kube::RestClient& client, const kube::Store& 
       vipuSlots_(options_.vipuPassesPerController),
       progressWrites_(clock, options_.progressWritePeriod),
       partitions_(inventory, admitter, events, options_.partitionIdPrefix, options_.legacyPartitionIdPrefix),
-      workers_(client, events, options_.pods),
+      workers_(client, events, clock, options_.pods),
       admission_(admitter, events, options_),
       release_(client, workerPods_, partitions_, workers_, admission_, events, options_),
       restarts_(partitions_, workers_, events, options_),
@@ -241,6 +241,7 @@ StepOutcome IpuJobReconciler::runWorkers(JobPass& pass, const api::IpuJob& job,
   if (auto removed = workers_.remove(pods.stale); !removed) return removed.error();
   // Until every worker has run once, missing pods are being created; after that, a missing pod was lost.
   const bool allStarted = pass.status.phase == kPhaseRunning;
+  std::optional<Clock::Duration> awaitedIn;  // pods created but not in the cache yet: look again by then
   if (!allStarted) {
     auto placement = kueue_.placement(pass);
     if (!placement) return waitFor(pass, placement.error().message);
@@ -255,6 +256,7 @@ StepOutcome IpuJobReconciler::runWorkers(JobPass& pass, const api::IpuJob& job,
     if (!created) return created.error();
     switch (created->kind) {
       case ChildrenState::Kind::kCreated:
+        awaitedIn = created->recheckIn;
         break;
       case ChildrenState::Kind::kBlocked:
         return waitFor(pass, created->message);
@@ -268,7 +270,9 @@ StepOutcome IpuJobReconciler::runWorkers(JobPass& pass, const api::IpuJob& job,
     }
   }
   const PodLimits limits{pass.now, options_.podStartTimeout, options_.podDeletionTimeout};
-  return judge(pass, job, observeWorkers(job, pods, allStarted, limits), deadlineIn);
+  WorkerObservation observed = observeWorkers(job, pods, allStarted, limits);
+  if (awaitedIn && (!observed.nextCheck || *awaitedIn < *observed.nextCheck)) observed.nextCheck = awaitedIn;
+  return judge(pass, job, observed, deadlineIn);
 }
 
 StepOutcome IpuJobReconciler::judge(JobPass& pass, const api::IpuJob& job, const WorkerObservation& workers,

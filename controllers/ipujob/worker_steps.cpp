@@ -15,16 +15,31 @@ namespace ipu::controllers {
 Result<ChildrenState> WorkerSteps::createMissing(JobPass& pass, const api::IpuJob& job,
                                                  const WorkerPods& pods, const QueuePlacement& placement,
                                                  const PartitionsState& partitions) {
+  const std::string& uid = job.identity.uid;
+  const int attempt = pass.attempt();
   const auto held = pass.status.heldPartitions();
-  api::RuntimeSecretRecord runtimeSecret;
+  // A pod of the attempt exists only once its Service did: it was created before the attempt's first pod.
+  bool sharedChildrenExist = !pods.current.empty() || expectations_.sharedChildrenMadeFor(uid, attempt);
+  std::optional<api::RuntimeSecretRecord> runtimeSecret;
+  ChildrenState state;
   int created = 0;
   for (int k = 0; k < job.spec.workerCount(); ++k) {
-    if (pods.current.contains(workerPodName(job.identity.name, k))) continue;
-    if (created == 0) {
+    const std::string name = workerPodName(job.identity.name, k);
+    if (pods.current.contains(name)) {
+      expectations_.podSeen(uid, attempt, name);
+      continue;
+    }
+    if (const auto left = expectations_.awaiting(uid, attempt, name)) {
+      if (!state.recheckIn || *left < *state.recheckIn) state.recheckIn = left;
+      continue;
+    }
+    if (!runtimeSecret) {
       auto secret = runtimeSecretFor(pass, job, pods);
       if (!secret) return secret.error();
-      if (!*secret) return ChildrenState{ChildrenState::Kind::kSecretRecorded, ""};
+      if (!*secret) return ChildrenState{ChildrenState::Kind::kSecretRecorded, "", std::nullopt};
       runtimeSecret = **secret;
+    }
+    if (!sharedChildrenExist) {
       auto service = createChild(kube::ResourceRef::services(), job, buildHeadlessService(job));
       if (!service || service->kind != ChildrenState::Kind::kCreated) return service;
       if (needsRuntimeSecret(job)) {
@@ -32,6 +47,8 @@ Result<ChildrenState> WorkerSteps::createMissing(JobPass& pass, const api::IpuJo
         auto policy = createChild(kube::ResourceRef::networkPolicies(), job, buildAgentNetworkPolicy(job));
         if (!policy || policy->kind != ChildrenState::Kind::kCreated) return policy;
       }
+      expectations_.sharedChildrenMade(uid, attempt);
+      sharedChildrenExist = true;
     }
     const auto& partition =
         partitions.byId.at(held.at(static_cast<std::size_t>(k / job.spec.workersPerJobInstance)).id);
@@ -41,14 +58,15 @@ Result<ChildrenState> WorkerSteps::createMissing(JobPass& pass, const api::IpuJo
                                       target.host,
                                       target.port,
                                       vipu::poplarTargetOptions(partition, partitions.planner->topology()),
-                                      pass.attempt(),
-                                      runtimeSecret,
+                                      attempt,
+                                      *runtimeSecret,
                                       placement.nodeSelector,
                                       placement.tolerations};
     auto built = tryBuildWorkerPod(job, k, assignment, options_);
-    if (!built) return ChildrenState{ChildrenState::Kind::kInvalidSpec, built.error().message};
+    if (!built) return ChildrenState{ChildrenState::Kind::kInvalidSpec, built.error().message, std::nullopt};
     auto pod = createChild(kube::ResourceRef::pods(), job, *built);
     if (!pod || pod->kind != ChildrenState::Kind::kCreated) return pod;
+    expectations_.podCreated(uid, attempt, name);
     ++created;
   }
   if (created > 0) {
@@ -56,7 +74,7 @@ Result<ChildrenState> WorkerSteps::createMissing(JobPass& pass, const api::IpuJo
     log::info("created worker pods", {{"job", pass.key}, {"count", std::to_string(created)}});
     failpoint("ipujob/after-pods-created");
   }
-  return ChildrenState{};
+  return state;
 }
 
 bool WorkerSteps::needsRuntimeSecret(const api::IpuJob& job) const {
@@ -108,21 +126,24 @@ Result<ChildrenState> WorkerSteps::createChild(const kube::ResourceRef& resource
   auto existing = client_.get(resource, job.identity.ns, name);
   if (!existing) {
     if (existing.error().code != ErrorCode::kNotFound) return existing.error();
-    return ChildrenState{Kind::kBlocked, what + " was being deleted; creating it again"};
+    return ChildrenState{Kind::kBlocked, what + " was being deleted; creating it again", std::nullopt};
   }
   switch (holderOf(*existing, job.identity)) {
     case ChildHolder::kThisJob:
       return ChildrenState{};
     case ChildHolder::kEarlierJob:
-      return ChildrenState{Kind::kBlocked, "Waiting for " + what + " of an earlier IPUJob named " +
-                                               job.identity.name +
-                                               " to be deleted (the garbage collector removes it)"};
+      return ChildrenState{Kind::kBlocked,
+                           "Waiting for " + what + " of an earlier IPUJob named " + job.identity.name +
+                               " to be deleted (the garbage collector removes it)",
+                           std::nullopt};
     case ChildHolder::kSomebodyElse:
       break;
   }
-  return ChildrenState{Kind::kNameTaken, what +
-                                             " already exists and does not belong to this job: delete it or "
-                                             "give the job another name"};
+  return ChildrenState{Kind::kNameTaken,
+                       what +
+                           " already exists and does not belong to this job: delete it or "
+                           "give the job another name",
+                       std::nullopt};
 }
 
 Status WorkerSteps::remove(const std::vector<kube::ObjectPtr>& pods) {

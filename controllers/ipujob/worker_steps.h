@@ -7,6 +7,7 @@
 
 #include "api/ipujob.h"
 #include "common/result.h"
+#include "ipujob/creation_expectations.h"
 #include "ipujob/job_pass.h"
 #include "ipujob/partition_steps.h"
 #include "ipujob/worker_observation.h"
@@ -32,6 +33,9 @@ struct ChildrenState {
   };
   Kind kind = Kind::kCreated;
   std::string message;  // kBlocked, kNameTaken, kInvalidSpec: what, for the user
+  // kCreated: pods this process created that the cache has not shown yet are awaited rather than created
+  // again; look again by then if none has shown (CreationExpectations).
+  std::optional<Clock::Duration> recheckIn;
 };
 
 // A job's children in Kubernetes: the runtime's certificate Secret and the NetworkPolicy that admits only
@@ -39,12 +43,14 @@ struct ChildrenState {
 // current attempt.
 class WorkerSteps {
  public:
-  WorkerSteps(kube::RestClient& client, kube::EventRecorder& events, WorkerPodOptions options)
-      : client_(client), events_(events), options_(std::move(options)) {}
+  WorkerSteps(kube::RestClient& client, kube::EventRecorder& events, const Clock& clock,
+              WorkerPodOptions options)
+      : client_(client), events_(events), options_(std::move(options)), expectations_(clock) {}
 
-  // Creates the worker pods the current attempt lacks (the Service with the first), each on its instance's
-  // partition. An existing child of the same name counts as created only when it is this job's (see
-  // ChildrenState for the others).
+  // Creates the worker pods the current attempt lacks, each on its instance's partition; the Service (and
+  // the agents' NetworkPolicy) before the attempt's first pod. A pod this process created and the cache does
+  // not show yet is awaited, not created again (CreationExpectations). An existing child of the same name
+  // counts as created only when it is this job's (see ChildrenState for the others).
   Result<ChildrenState> createMissing(JobPass& pass, const api::IpuJob& job, const WorkerPods& pods,
                                       const QueuePlacement& placement, const PartitionsState& partitions);
   // Makes the job's runtime Secret under a name the API server generates and records it in pass.status,
@@ -78,6 +84,7 @@ class WorkerSteps {
   kube::RestClient& client_;
   kube::EventRecorder& events_;
   WorkerPodOptions options_;
+  CreationExpectations expectations_;
 };
 
 }  // namespace ipu::controllers

@@ -481,18 +481,61 @@ TEST_F(ReconcilerTest, PodsMadeBeforeSecretsWereRecordedKeepTheirSecretsName) {
   clock_.advance(1s);
   createTwoWorkersWithTheirServiceAndPolicy();
   // As an earlier version leaves a job: worker 0 made (mounting the derived name), worker 1 not yet, and no
-  // record of the Secret.
+  // record of the Secret; this process remembers nothing of it.
   addWorkerPod(0, "Pending");
+  removeWorkerPod(1);
   job_["status"].erase("runtimeSecret");
-  transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
-  transport_->expect("POST", kPoliciesPath, 201, "{}");
-  transport_->expect("POST", kPodsPath, 201, "{}");
+  makeReconciler("ipu-runtime:test");
+  transport_->expect("POST", kPodsPath, 201, "{}");  // the Service and policy came before worker 0
   pass();
   const Json pod = Json::parse(transport_->played().back().seen.body);
   EXPECT_EQ(pod["metadata"]["name"], "bert-worker-1");
   EXPECT_EQ(runtimeSecretVolume(pod)["secretName"], legacyRuntimeSecretName({"ml", "bert", "uid-bert"}));
   EXPECT_EQ(envValue(pod["spec"]["containers"][0], "IPU_RUNTIME_CA_SHA256"), "<unset>")
       << "nothing to pin: the operator never read that Secret";
+}
+
+// Under load the pod cache lags the operator's own creates. A pass that sees 1 of the 2 pods it just made
+// awaits the other instead of creating it — and, with it, the Service and NetworkPolicy — again, each an
+// AlreadyExists answer and a read for nothing. One the cache never shows (deleted at once) is made again
+// after kCreationExpectationTtl.
+TEST_F(ReconcilerTest, APassOnACacheBehindItsOwnCreatesAwaitsThemInsteadOfCreatingThemAgain) {
+  makeReconciler("ipu-runtime:test");
+  job_ = jobObject(R"({"workersPerJobInstance": "2", "workers": {"template": {"spec": {"containers":
+      [{"name": "main", "image": "train:1", "command": ["python3", "train.py"]}]}}}})");
+  transport_->expect("POST", kSecretsPath, 201, generatedSecret("bert-ipu-runtime-x7k2p"));
+  expectStatusPatch();
+  pass();
+  EXPECT_EQ(pass(), Action::requeue(500ms));
+  clock_.advance(1s);
+  createTwoWorkersWithTheirServiceAndPolicy();
+  const std::size_t requests = transport_->played().size();
+
+  pass();  // the cache shows neither pod yet
+  EXPECT_EQ(transport_->played().size(), requests) << "made the Service, policy or pods again";
+  addWorkerPod(0, "Pending");  // worker 1 is not in the cache yet
+  pass();
+  EXPECT_EQ(transport_->played().size(), requests) << "created again what the cache had not shown yet";
+  addWorkerPod(1, "Pending");
+  pass();
+  EXPECT_EQ(transport_->played().size(), requests);
+
+  // Worker 1 is deleted before the job runs: seen once, it is no longer awaited and is made again at once.
+  removeWorkerPod(1);
+  transport_->expect("POST", kPodsPath, 201, "{}");
+  pass();
+  EXPECT_EQ(transport_->played().size(), requests + 1);
+
+  // Made, and deleted before the cache ever showed it: awaited until the TTL, then made again.
+  clock_.advance(kCreationExpectationTtl - 1s);
+  expectStatusPatch();  // "0 of 2 running", written a second after the first news
+  pass();
+  EXPECT_EQ(Json::parse(transport_->played().back().seen.body)["status"]["lastMessage"],
+            "Waiting for worker pods: 0 of 2 running");
+  clock_.advance(2s);
+  transport_->expect("POST", kPodsPath, 201, "{}");
+  pass();
+  EXPECT_EQ(Json::parse(transport_->played().back().seen.body)["metadata"]["name"], "bert-worker-1");
 }
 
 TEST_F(ReconcilerTest, OnFailureRestartsOnAResetPartitionWithNewPods) {
