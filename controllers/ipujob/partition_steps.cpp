@@ -1,5 +1,7 @@
 #include "ipujob/partition_steps.h"
 
+#include <algorithm>
+
 #include "common/failpoint.h"
 #include "common/json_access.h"
 #include "common/log.h"
@@ -168,12 +170,13 @@ Result<PartitionsState> PartitionSteps::inspect(JobPass& pass, const api::IpuJob
 Result<std::map<std::string, vipu::Partition>> PartitionSteps::readOwn(
     const VipuTarget& target, const std::vector<api::PartitionRecord>& held) {
   const auto view = inventory_.view(target.name);
+  // The view is in id order: a pass costs O(log n) in the partitions of the POD, not a scan of them all.
   const auto listed = [&view](const std::string& id) -> const vipu::Partition* {
     if (!view) return nullptr;
-    for (const auto& partition : view->partitions) {
-      if (partition.id == id) return &partition;
-    }
-    return nullptr;
+    const auto found = std::lower_bound(
+        view->partitions.begin(), view->partitions.end(), id,
+        [](const vipu::Partition& partition, const std::string& key) { return partition.id < key; });
+    return found != view->partitions.end() && found->id == id ? &*found : nullptr;
   };
   std::map<std::string, vipu::Partition> own;
   bool unlisted = false;

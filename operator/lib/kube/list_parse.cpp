@@ -5,22 +5,39 @@
 
 namespace ipu::kube {
 
-Json parseListSkipping(const std::string& body, const std::vector<std::string>& itemFields) {
-  // The parser's depths for a list: its members at 1 ("items"), an item's members at 3, their members at 4.
-  constexpr int kListMember = 1, kItemMember = 3, kItemMemberMember = 4;
-  std::array<std::string, kItemMemberMember + 1> keys;  // the last key read at each depth up to 4
-  const auto skipped = [&itemFields](const std::string& path) {
-    return std::find(itemFields.begin(), itemFields.end(), path) != itemFields.end();
-  };
-  const Json::parser_callback_t callback = [&](int depth, Json::parse_event_t event, Json& parsed) {
-    if (event != Json::parse_event_t::key || depth > kItemMemberMember) return true;
+namespace {
+
+// A parser callback leaving out `fields` of the objects under the top-level member `container`, whose members
+// the parser meets at depth `memberDepth` (a list's items, inside an array, at 3; a watch event's object at
+// 2). A field is a member of such an object ("spec") or a member of one of its members
+// ("metadata.managedFields").
+Json::parser_callback_t skipping(const char* container, int memberDepth,
+                                 const std::vector<std::string>& fields, std::array<std::string, 5>& keys) {
+  return [container, memberDepth, &fields, &keys](int depth, Json::parse_event_t event, Json& parsed) {
+    constexpr int kTopMember = 1;
+    if (event != Json::parse_event_t::key || depth > memberDepth + 1) return true;
     keys[static_cast<std::size_t>(depth)] = parsed.get<std::string>();
-    if (depth < kItemMember || keys[kListMember] != "items") return true;
+    if (depth < memberDepth || keys[kTopMember] != container) return true;
+    const auto skipped = [&fields](const std::string& path) {
+      return std::find(fields.begin(), fields.end(), path) != fields.end();
+    };
     // Returning false leaves out the key and the whole value after it.
-    if (depth == kItemMember) return !skipped(keys[kItemMember]);
-    return !skipped(keys[kItemMember] + "." + keys[kItemMemberMember]);
+    const std::string& member = keys[static_cast<std::size_t>(memberDepth)];
+    if (depth == memberDepth) return !skipped(member);
+    return !skipped(member + "." + keys[static_cast<std::size_t>(depth)]);
   };
-  return Json::parse(body, callback, /*allow_exceptions=*/false);
+}
+
+}  // namespace
+
+Json parseListSkipping(const std::string& body, const std::vector<std::string>& itemFields) {
+  std::array<std::string, 5> keys;  // the last key read at each depth up to 4
+  return Json::parse(body, skipping("items", 3, itemFields, keys), /*allow_exceptions=*/false);
+}
+
+Json parseWatchEventSkipping(std::string_view line, const std::vector<std::string>& objectFields) {
+  std::array<std::string, 5> keys;
+  return Json::parse(line, skipping("object", 2, objectFields, keys), /*allow_exceptions=*/false);
 }
 
 }  // namespace ipu::kube

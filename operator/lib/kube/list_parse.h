@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kube/rest_client.h"
@@ -14,5 +15,8 @@ namespace ipu::kube {
 // item ("spec") or a member of one of the item's objects ("metadata.managedFields"). Returns a discarded
 // value (is_discarded()) when the body is not JSON.
 Json parseListSkipping(const std::string& body, const std::vector<std::string>& itemFields);
+
+// The same for one watch event (`{"type":...,"object":{...}}`): the named fields of its object left out.
+Json parseWatchEventSkipping(std::string_view line, const std::vector<std::string>& objectFields);
 
 }  // namespace ipu::kube

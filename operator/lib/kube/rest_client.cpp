@@ -74,9 +74,11 @@ Error errorFromWatchStatus(const Json& status, const std::string& what) {
 
 }  // namespace
 
-Result<std::optional<WatchEvent>> decodeWatchLine(std::string_view line, const std::string& what) {
+Result<std::optional<WatchEvent>> decodeWatchLine(std::string_view line, const std::string& what,
+                                                  const std::vector<std::string>& skipObjectFields) {
   if (line.empty()) return std::optional<WatchEvent>();
-  auto event = Json::parse(line, nullptr, false);
+  auto event = skipObjectFields.empty() ? Json::parse(line, nullptr, false)
+                                        : parseWatchEventSkipping(line, skipObjectFields);
   if (!event.is_object() || !event.contains("type") || !event["type"].is_string() ||
       !event.contains("object")) {
     return makeError(ErrorCode::kInternal, what + ": malformed event: " + std::string(line.substr(0, 120)));
@@ -268,7 +270,7 @@ Status RestClient::watch(const ResourceRef& resource, const std::string& ns, con
       request,
       [&](const StreamLine& line) {
         if (line.cut()) return onEvent(skimOversizedEvent(line.text, line.bytes));
-        auto event = decodeWatchLine(line.text, what);
+        auto event = decodeWatchLine(line.text, what, options.skipObjectFields);
         if (!event) {
           streamError = event.error();
           return false;

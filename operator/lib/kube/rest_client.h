@@ -40,6 +40,8 @@ struct WatchOptions {
   std::string resourceVersion;  // start after this version
   int timeoutSeconds = 300;     // the server ends the watch after this; the caller re-watches
   bool allowBookmarks = true;
+  // Fields of every event's object left out as it is parsed (parseWatchEventSkipping).
+  std::vector<std::string> skipObjectFields;
 };
 
 struct DeleteOptions {
@@ -63,7 +65,8 @@ struct WatchEvent {
 // An empty line is no event; a line that is not {"type": <string>, "object": ...} is kInternal (a malformed
 // event); an ERROR event is the Error that its Status object describes, as a failed request would give it
 // (410 Gone as kGone).
-Result<std::optional<WatchEvent>> decodeWatchLine(std::string_view line, const std::string& what);
+Result<std::optional<WatchEvent>> decodeWatchLine(std::string_view line, const std::string& what,
+                                                  const std::vector<std::string>& skipObjectFields = {});
 
 struct ClientOptions {
   double qps = 50;  // client-side limit, like client-go's rest.Config QPS/Burst

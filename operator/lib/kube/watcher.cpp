@@ -101,8 +101,11 @@ Status Watcher::listPage(std::stop_token stop, const Sink& sink) {
 }
 
 Status Watcher::watchFrom(std::stop_token stop, const Sink& sink) {
-  WatchOptions options{config_.labelSelector, config_.fieldSelector, resourceVersion_,
-                       config_.watchTimeoutSeconds, true};
+  WatchOptions options{
+      config_.labelSelector, config_.fieldSelector, resourceVersion_, config_.watchTimeoutSeconds, true,
+      config_.skipItemFields};
+  // As for lists (listPage): never built, where it would be most of a parse.
+  options.skipObjectFields.push_back("metadata.managedFields");
   Status ended = client_.watch(
       resource_, namespace_, options,
       [&](WatchEvent&& event) {

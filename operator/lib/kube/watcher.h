@@ -29,8 +29,8 @@ struct WatcherConfig {
   // Objects per list page. A page larger than the transport reads (kBodyTooLarge) is asked again at half
   // the size, down to one object, for the rest of that list.
   int64_t pageSize = 500;
-  // Fields of every listed object its cache drops anyway, left out while a page is parsed (ListOptions);
-  // metadata.managedFields always is. Watch events arrive one object at a time and are parsed whole.
+  // Fields of every object its cache drops anyway, left out while a list page or a watch event is parsed
+  // (ListOptions, WatchOptions); metadata.managedFields always is.
   std::vector<std::string> skipItemFields;
   int watchTimeoutSeconds =
       290;  // jittered by the server; each timeout is a cheap re-watch from the last version

@@ -44,5 +44,20 @@ TEST(ListParseTest, MalformedBodiesAreDiscardedNotThrown) {
   }
 }
 
+// A watch event's object, one at a time: the same fields left out of it, nothing of the event's own.
+TEST(ListParseTest, AWatchEventsObjectLosesTheNamedFieldsAndNothingElse) {
+  const std::string line =
+      R"({"type":"MODIFIED","spec":"the event's own","object":{"metadata":{"name":"a","resourceVersion":"8",
+      "managedFields":[{"manager":"kubelet"}],"labels":{"spec":"kept"}},"spec":{"containers":[{"name":"w"}]},
+      "status":{"phase":"Running","spec":"kept too"}}})";
+  const Json event = parseWatchEventSkipping(line, {"spec", "metadata.managedFields"});
+  ASSERT_FALSE(event.is_discarded());
+  EXPECT_EQ(event["type"], "MODIFIED");
+  EXPECT_EQ(event["spec"], "the event's own");
+  EXPECT_EQ(event["object"], Json::parse(R"({"metadata":{"name":"a","resourceVersion":"8",
+      "labels":{"spec":"kept"}},"status":{"phase":"Running","spec":"kept too"}})"));
+  EXPECT_TRUE(parseWatchEventSkipping(R"({"type":"ADDED","object":{"spec":)", {"spec"}).is_discarded());
+}
+
 }  // namespace
 }  // namespace ipu::kube

@@ -304,6 +304,13 @@ TEST(DecodeWatchLineTest, DecodesEventsSkipsBlankLinesAndTypesErrors) {
   EXPECT_EQ((*added)->type, "ADDED");
   EXPECT_EQ((*added)->object["metadata"]["resourceVersion"], "8");
 
+  auto trimmed = decodeWatchLine(
+      R"({"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"8"},"spec":{"big":[1,2,3]}}})",
+      "w", {"spec"});
+  ASSERT_TRUE(trimmed.ok() && trimmed->has_value());
+  EXPECT_FALSE((*trimmed)->object.contains("spec")) << "a field the watcher's cache drops is never built";
+  EXPECT_EQ((*trimmed)->object["metadata"]["resourceVersion"], "8");
+
   auto blank = decodeWatchLine("", "w");
   ASSERT_TRUE(blank.ok());
   EXPECT_FALSE(blank->has_value());
