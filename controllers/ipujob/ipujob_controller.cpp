@@ -122,7 +122,7 @@ IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu
   const kube::Store& jobs = jobs_.store();
   auto builder = manager.controller("ipujob");
   builder.forResource(ipuJobResource(), {api::kGroup, api::kKind})
-      .owns(kube::ResourceRef::pods(), workerPodWatch())
+      .owns(kube::ResourceRef::pods(), workerPodWatch(), config.podEventBatch)
       .watches(ipuJobResource(),
                [&jobs](const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
                  return waitingJobsToWake(jobs, old, current);

@@ -24,6 +24,10 @@ struct IpuJobControllerConfig {
   // Jobs in namespaces without an IPUQuota: admitted against capacity alone, or not at all.
   MissingQuotaPolicy missingQuota = MissingQuotaPolicy::kUnlimited;
   int workers = 2;
+  // A worker pod's change passes its job this much later, with every other change of its pods in that time
+  // (eight pods created, scheduled and started are some thirty changes): a job whose pods all start is
+  // written Running at most this late, for a fraction of the passes. Zero: a pass per change.
+  Clock::Duration podEventBatch = std::chrono::seconds(1);
   // Orphaned partitions are removed at start-up and then every this often (zero: at start-up only); a
   // periodic sweep removes a partition found orphaned twice in a row. Dry run: only logged.
   Clock::Duration orphanSweepInterval = std::chrono::minutes(5);

@@ -58,12 +58,14 @@ void Controller::watchPrimary(kube::Informer& primary) {
   });
 }
 
-void Controller::watch(kube::Informer& informer, KeysFor keysFor) {
+void Controller::watch(kube::Informer& informer, KeysFor keysFor, Clock::Duration batch) {
   informers_.push_back(&informer);
-  auto enqueue = [this, keysFor = std::move(keysFor)](const kube::ObjectPtr& old,
-                                                      const kube::ObjectPtr& current) {
+  // The queue keeps one key's earliest time: the first change of a batch sets when it is reconciled, and
+  // the changes after it within the batch join that reconcile.
+  auto enqueue = [this, keysFor = std::move(keysFor), batch](const kube::ObjectPtr& old,
+                                                             const kube::ObjectPtr& current) {
     if (!old && !current) return;
-    for (const std::string& key : keysFor(old, current)) queue_.add(key);
+    for (const std::string& key : keysFor(old, current)) queue_.addAfter(key, batch);
   };
   informer.addHandlers(kube::EventHandlers{
       .onAdd = [enqueue](const kube::ObjectPtr& added) { enqueue(nullptr, added); },

@@ -59,8 +59,9 @@ class Controller {
 
   // Before start(): every change of the primary informer's objects queues the object's own key.
   void watchPrimary(kube::Informer& primary);
-  // Before start(): every change of the informer's objects queues the keys `keysFor` gives.
-  void watch(kube::Informer& informer, KeysFor keysFor);
+  // Before start(): every change of the informer's objects queues the keys `keysFor` gives, `batch` later
+  // (zero: at once; see ControllerBuilder::owns).
+  void watch(kube::Informer& informer, KeysFor keysFor, Clock::Duration batch = Clock::Duration::zero());
 
   // Starts the workers. The caller has waited for the informers to sync.
   void start();

@@ -51,14 +51,15 @@ ControllerBuilder& ControllerBuilder::forResource(const kube::ResourceRef& resou
 }
 
 ControllerBuilder& ControllerBuilder::owns(const kube::ResourceRef& resource,
-                                           const kube::WatcherConfig& config) {
-  watches_.push_back({&manager_.informer(resource, config), nullptr});  // mapped once the kind is known
+                                           const kube::WatcherConfig& config, Clock::Duration batch) {
+  // Mapped once the kind is known.
+  watches_.push_back({&manager_.informer(resource, config), nullptr, batch});
   return *this;
 }
 
 ControllerBuilder& ControllerBuilder::watches(const kube::ResourceRef& resource, KeysFor keysFor,
                                               const kube::WatcherConfig& config) {
-  watches_.push_back({&manager_.informer(resource, config), std::move(keysFor)});
+  watches_.push_back({&manager_.informer(resource, config), std::move(keysFor), Clock::Duration::zero()});
   return *this;
 }
 
@@ -82,7 +83,7 @@ Controller& ControllerBuilder::complete(Reconciler& reconciler) {
         return owner ? std::vector<std::string>{*owner} : std::vector<std::string>{};
       };
     }
-    controller->watch(*watch.informer, std::move(keysFor));
+    controller->watch(*watch.informer, std::move(keysFor), watch.batch);
   }
   manager_.controllers_.push_back(std::move(controller));
   return *manager_.controllers_.back();

@@ -50,8 +50,12 @@ class ControllerBuilder {
 
   ControllerBuilder& forResource(const kube::ResourceRef& resource, OwnerKind kind,
                                  const kube::WatcherConfig& config = {});
-  // Children whose controller ownerReference is an object of the primary kind.
-  ControllerBuilder& owns(const kube::ResourceRef& resource, const kube::WatcherConfig& config = {});
+  // Children whose controller ownerReference is an object of the primary kind. `batch`: a child's change
+  // queues its owner that much later, so that the changes of its children within that time (its pods
+  // scheduled, started, one after another) make one reconcile rather than one each, as Kubernetes' Job
+  // controller batches its pod events; zero queues it at once. A change of the owner itself is never held.
+  ControllerBuilder& owns(const kube::ResourceRef& resource, const kube::WatcherConfig& config = {},
+                          Clock::Duration batch = Clock::Duration::zero());
   ControllerBuilder& watches(const kube::ResourceRef& resource, KeysFor keysFor,
                              const kube::WatcherConfig& config = {});
   ControllerBuilder& withOptions(ControllerOptions options);
@@ -62,6 +66,7 @@ class ControllerBuilder {
   struct Watch {
     kube::Informer* informer;
     KeysFor keysFor;
+    Clock::Duration batch{};
   };
   Manager& manager_;
   std::string name_;

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "ctrl/controller.h"
+#include "fake_clock.h"
 #include "kube/informer.h"
 #include "kube_test_fixture.h"
 
@@ -112,6 +114,39 @@ TEST_F(WatchIntegrationTest, InformerMirrorsChangesAndBookmarksKeepItCheap) {
   EXPECT_EQ(seen.updates["c1"], 1);
   EXPECT_EQ(seen.deletes["c2"], 1);
   EXPECT_EQ(informer.errorCount(), 0u);
+}
+
+// A controller's changes of children within a batch queue their owner once: the first change sets when, the
+// ones after it join that reconcile (as Kubernetes' Job controller batches pod events). The queue runs on a
+// fake clock, so nothing is due until the test says the batch is over.
+TEST_F(WatchIntegrationTest, ChildChangesWithinABatchQueueTheirOwnerOnce) {
+  struct Untouched final : ctrl::Reconciler {
+    Result<ctrl::Action> reconcile(const kube::ObjectPtr&) override { return ctrl::Action::awaitChange(); }
+  } reconciler;
+  kube::Store owners;
+  owners.apply({kube::WatcherEvent::Kind::kInit, nullptr});
+  owners.apply(
+      {kube::WatcherEvent::Kind::kInitApply, {{"metadata", {{"namespace", ns()}, {"name", "owner"}}}}});
+  owners.apply({kube::WatcherEvent::Kind::kInitDone, nullptr});
+  FakeClock clock;
+  ctrl::Controller controller("batched", owners, reconciler, {.workers = 1, .observer = {}}, clock);
+  kube::Informer informer(client(), ResourceRef::configMaps(), ns());
+  const std::string owner = ns() + "/owner";
+  controller.watch(
+      informer,
+      [&](const kube::ObjectPtr&, const kube::ObjectPtr&) { return std::vector<std::string>{owner}; }, 2s);
+  informer.start();
+  ASSERT_TRUE(informer.waitForSync(30s));
+  createConfigMaps(0, 5);
+  ASSERT_TRUE(
+      client()
+          .patch(ResourceRef::configMaps(), ns(), "c1", kube::PatchType::kMerge, {{"data", {{"v", "2"}}}})
+          .ok());
+  ASSERT_TRUE(eventually([&] { return cached(informer.store()) == listed(); }, 30s));
+  EXPECT_EQ(controller.queue().depth(), (ctrl::WorkQueue::Depth{.queued = 0, .processing = 0, .delayed = 1}))
+      << "six changes, one owner, one reconcile waiting";
+  clock.advance(2s);
+  EXPECT_EQ(controller.queue().len(), 1u);
 }
 
 // What the operator reads from the API server is bounded, however large the objects tenants write: with
