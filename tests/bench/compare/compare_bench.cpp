@@ -5,9 +5,11 @@
 // Usage: compare_bench OUTPUT.json [--runs N] [--scale F] [--only TEXT] [--role ROLE]
 //   --runs N    runs of each timed scenario (default 3)
 //   --scale F   multiply every scenario's job count by F (e.g. 0.1 for a quick look; default 1)
-//   --only TEXT run only the scenarios whose name contains TEXT
+//   --only TEXT run only the scenarios whose name contains TEXT; the scale curve (an hour of its own) runs
+//               only when TEXT selects it ("scale curve")
 //   --role ROLE run only one contender of each scenario: ours, floor or peer (e.g. to profile ours)
 // The JSON goes to OUTPUT.json, the markdown table to stdout and to OUTPUT.md.
+#include <bit>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +19,8 @@
 
 #include "measure.h"
 #include "report.h"
+#include "scale_curve.h"
+#include "scale_curve_report.h"
 
 namespace {
 
@@ -83,6 +87,17 @@ std::vector<Plan> plans(double scale, const std::string& workDirectory) {
        {oursAt(fill), peerAt(fill)},
        /*once=*/true},
   };
+}
+
+// ipu-operator's steady state from 500 to 4,000 eight-worker jobs (32,000 pods on 322 kwok nodes, a POD
+// of 32,768 IPUs), filled at the steady-state scenario's client settings.
+CurveScenario scaleCurve(double scale) {
+  CurveScenario curve{.name = "scale curve, eight-worker jobs", .workersPerJob = 8, .points = {}};
+  for (const int jobs : {500, 1000, 2000, 4000}) {
+    const int scaled = std::max(1, static_cast<int>(std::lround(jobs * scale)));
+    if (curve.points.empty() || scaled > curve.points.back()) curve.points.push_back(scaled);
+  }
+  return curve;
 }
 
 struct Options {
@@ -163,15 +178,36 @@ int main(int argc, char** argv) try {
       }
     }
   }
+  json curves = json::array();
+  if (const CurveScenario curve = scaleCurve(options.scale);
+      !options.only.empty() && curve.name.find(options.only) != std::string::npos &&
+      (options.role.empty() || options.role == "ours")) {
+    const ClientSettings fill{.qps = 200, .burst = 400, .workers = 4};
+    // A POD of a power of two of IPUs, as real ones are: 32,768 for the 32,000 IPUs of 4,000 jobs.
+    const auto ipus = std::bit_ceil(static_cast<unsigned>(curve.points.back() * curve.workersPerJob));
+    auto contender = makeIpuOperator(fill, work + "/ipu-operator", static_cast<int>(ipus));
+    std::cerr << "compare_bench: " << curve.name << " (" << curve.points.back()
+              << " jobs): " << contender->name() << "\n";
+    json m;
+    try {
+      m = measureScaleCurve(*contender, curve, clusterDir, std::chrono::minutes(30));
+    } catch (const std::exception& e) {
+      m = {{"scenario", curve.name},
+           {"contender", contender->name()},
+           {"complete", false},
+           {"error", e.what()}};
+    }
+    allComplete = allComplete && m.value("complete", false);
+    std::cerr << "compare_bench:   " << m.dump() << "\n";
+    curves.push_back(std::move(m));
+  }
   std::filesystem::remove_all(work);
   const json summary = summarize(measurements);
-  const json result = {{"benchmark", "compare"},
-                       {"runs", options.runs},
-                       {"scale", options.scale},
-                       {"summary", summary},
-                       {"measurements", measurements}};
+  const json result = {{"benchmark", "compare"}, {"runs", options.runs},         {"scale", options.scale},
+                       {"summary", summary},     {"measurements", measurements}, {"curves", curves}};
   std::ofstream(options.output) << result.dump(2) << "\n";
-  const std::string table = markdownTable(summary);
+  std::string table = markdownTable(summary);
+  for (const json& curve : curves) table += curveTable(curve);
   std::ofstream(std::filesystem::path(options.output).replace_extension(".md")) << table;
   std::cout << table;
   return allComplete ? 0 : 1;

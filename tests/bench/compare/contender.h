@@ -68,6 +68,9 @@ class Contender {
   // The contender's process figures ({"rss_mb", "peak_rss_mb", "cpu_seconds"}); {} when it runs in the
   // bench's own process.
   virtual nlohmann::json processStats() const { return nlohmann::json::object(); }
+  // Its reconcile passes so far, from its own metrics (ipu-operator's ipu_operator_reconcile_total, every
+  // controller's); nullopt when it does not say. Counted from its process's start.
+  virtual std::optional<double> reconcilePasses() const { return std::nullopt; }
   // Stops the contender's process and starts it again as it was, or nullopt when it has no process of its
   // own.
   virtual std::optional<Restart> restart(const BenchCluster& /*cluster*/, const std::string& /*ns*/) {
@@ -88,7 +91,9 @@ class IpuJobContender : public Contender {
 };
 
 std::unique_ptr<Contender> makeFloor(ClientSettings settings);
-std::unique_ptr<Contender> makeIpuOperator(ClientSettings settings, const std::string& workDirectory);
+// `ipus`: the simulated POD's size (vipu-sim, in IPU-Link domains of 256), enough that no job waits.
+std::unique_ptr<Contender> makeIpuOperator(ClientSettings settings, const std::string& workDirectory,
+                                           int ipus = 16384);
 std::unique_ptr<Contender> makeMpiOperator(ClientSettings settings);
 
 // Figures of a process from /proc: resident and peak resident MB, CPU seconds (user + system).

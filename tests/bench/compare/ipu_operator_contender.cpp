@@ -1,5 +1,6 @@
 // ipu-operator as a contender: the real binary with its default configuration (leader election on,
 // ipu-runtime injected) against the real vipu-sim, a simulated POD large enough that no job waits for IPUs.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -8,6 +9,7 @@
 
 #include "contender.h"
 #include "free_port.h"
+#include "metrics_text.h"
 #include "sim_process.h"
 #include "subprocess.h"
 
@@ -17,8 +19,8 @@ namespace {
 
 class IpuOperator final : public IpuJobContender {
  public:
-  IpuOperator(ClientSettings settings, std::string workDirectory)
-      : settings_(settings), directory_(std::move(workDirectory)) {}
+  IpuOperator(ClientSettings settings, std::string workDirectory, int ipus)
+      : settings_(settings), directory_(std::move(workDirectory)), ipus_(ipus) {}
 
   std::string name() const override {
     return "ipu-operator (qps " + std::to_string(static_cast<int>(settings_.qps)) + ")";
@@ -29,10 +31,12 @@ class IpuOperator final : public IpuJobContender {
   void start(const BenchCluster& cluster, const std::string& ns) override {
     std::filesystem::create_directories(directory_);
     std::string failure;
-    // 64 IPU-Link domains of 256 IPUs: room for 16,384 one-IPU partitions, so admission never waits. The
-    // partitions activate after vipu-sim's default delay (1 s, PS_PENDING until then), as a real
-    // controller's take a while to power up: a job's pods wait for it.
-    sim_ = vipu::testing::SimProcess::start(directory_, {"--ilds", "64", "--ild-size", "256"}, 0, failure);
+    // IPU-Link domains of 256 IPUs, as many as the scenario's jobs need (64 for 16,384 IPUs), so admission
+    // never waits. The partitions activate after vipu-sim's default delay (1 s, PS_PENDING until then), as a
+    // real controller's take a while to power up: a job's pods wait for it.
+    const int domains = std::max(1, (ipus_ + 255) / 256);
+    sim_ = vipu::testing::SimProcess::start(
+        directory_, {"--ilds", std::to_string(domains), "--ild-size", "256"}, 0, failure);
     if (!sim_) throw std::runtime_error("vipu-sim: " + failure);
     launch(cluster, ns);
     waitForLeaseHolder(cluster, ns, "ipu-operator", std::chrono::seconds(60));
@@ -48,6 +52,12 @@ class IpuOperator final : public IpuJobContender {
   }
 
   nlohmann::json processStats() const override { return processFigures(process_->pid()); }
+
+  std::optional<double> reconcilePasses() const override {
+    const auto scraped = testing::run({"curl", "-sS", "--max-time", "10", "http://" + metrics_ + "/metrics"});
+    if (!scraped.ok()) throw std::runtime_error("scrape ipu-operator's metrics: " + scraped.describe());
+    return counterTotal(scraped.out, "ipu_operator_reconcile_total");
+  }
 
   void stop() override {
     stopRunning(*process_, "ipu-operator");
@@ -78,6 +88,7 @@ class IpuOperator final : public IpuJobContender {
   // At its default log level (info), as it is installed.
   void launch(const BenchCluster& cluster, const std::string& ns, std::vector<std::string> argv = {}) {
     const auto port = [] { return "127.0.0.1:" + std::to_string(testing::freeLoopbackPort()); };
+    metrics_ = port();
     const std::vector<std::string> operatorArgv{operatorBinary(),
                                                 "--kubeconfig",
                                                 cluster.kubeconfig(),
@@ -94,7 +105,7 @@ class IpuOperator final : public IpuJobContender {
                                                 "--runtime-image",
                                                 "ipu-runtime:bench",
                                                 "--metrics-bind-address",
-                                                port(),
+                                                metrics_,
                                                 "--health-probe-bind-address",
                                                 port()};
     argv.insert(argv.end(), operatorArgv.begin(), operatorArgv.end());
@@ -103,14 +114,17 @@ class IpuOperator final : public IpuJobContender {
 
   ClientSettings settings_;
   std::string directory_;
+  int ipus_;
+  std::string metrics_;  // its metrics endpoint, host:port
   std::unique_ptr<vipu::testing::SimProcess> sim_;
   std::unique_ptr<testing::BackgroundProcess> process_;
 };
 
 }  // namespace
 
-std::unique_ptr<Contender> makeIpuOperator(ClientSettings settings, const std::string& workDirectory) {
-  return std::make_unique<IpuOperator>(settings, workDirectory);
+std::unique_ptr<Contender> makeIpuOperator(ClientSettings settings, const std::string& workDirectory,
+                                           int ipus) {
+  return std::make_unique<IpuOperator>(settings, workDirectory, ipus);
 }
 
 }  // namespace ipu::bench

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <thread>
 
-#include "audit_counts.h"
 #include "kube/rest_client.h"
+#include "run_steps.h"
 
 namespace ipu::bench {
 
@@ -14,61 +14,6 @@ using nlohmann::json;
 
 double since(Clock::time_point start, Clock::time_point at) {
   return std::chrono::duration<double>(at - start).count();
-}
-
-// Simulated nodes for every pod of the scenario (a launcher per job included) at kwok's 110 pods a node,
-// with room to spare: the same for every contender.
-int nodesFor(const Scenario& scenario) {
-  return std::max(4, scenario.jobs * (scenario.workersPerJob + 1) / 100 + 2);
-}
-
-// The API server's first write of a kind it has just begun to serve takes seconds (its storage and the CRD's
-// validation rules are set up then): one job created and deleted before the contender starts, in a
-// namespace of its own, so that no contender's clock includes it.
-void warmUp(kube::RestClient& client, const Contender& contender) {
-  const std::string ns = "warm-up";
-  if (auto created = client.create(kube::ResourceRef::namespaces(), "", json{{"metadata", {{"name", ns}}}});
-      !created)
-    throw std::runtime_error("create namespace " + ns + ": " + created.error().toString());
-  if (auto job = client.create(contender.jobResource(), ns, contender.jobManifest("warm-up", 1)); !job)
-    throw std::runtime_error("create the warm-up job: " + job.error().toString());
-  // No finalizer (nothing runs yet): the job is gone when the delete returns; its namespace stays, empty.
-  if (auto removed = client.remove(contender.jobResource(), ns, "warm-up"); !removed)
-    throw std::runtime_error("delete the warm-up job: " + removed.error().toString());
-}
-
-AuditCounts contenderRequests(const BenchCluster& cluster, const Contender& contender) {
-  return countRequestsInFile(cluster.auditLog(), [&](const std::string& agent) {
-    return contender.owns(agent) ? std::string("contender") : std::string();
-  });
-}
-
-// Each request counted once: per job (creates, patches, updates, gets, deletes), or apart as what does not
-// grow with jobs one by one: leader election (leases), lists and watches (informers' starts and re-lists).
-json requestFigures(const AuditCounts& counts, int jobs) {
-  std::int64_t total = 0, leases = 0, lists = 0, watches = 0;
-  const auto mine = counts.clients.find("contender");
-  json byVerbResource = json::object();
-  if (mine != counts.clients.end()) {
-    total = mine->second.total;
-    byVerbResource = mine->second.byVerbResource;
-    for (const auto& [what, count] : mine->second.byVerbResource) {
-      if (what.ends_with(" leases")) {
-        leases += count;
-      } else if (what.starts_with("list ")) {
-        lists += count;
-      } else if (what.starts_with("watch ")) {
-        watches += count;
-      }
-    }
-  }
-  return {{"requests", total},
-          {"requests_per_job", static_cast<double>(total - leases - lists - watches) / jobs},
-          {"lease_requests", leases},
-          {"list_requests", lists},
-          {"watch_requests", watches},
-          {"requests_by_verb_resource", byVerbResource},
-          {"audit_malformed_lines", counts.malformedLines}};
 }
 
 // The steady-state figures of a contender whose jobs all run (Scenario::steadyState): a minute with nothing
@@ -121,38 +66,16 @@ json boundsOf(const Scenario& scenario) {
 
 json measure(Contender& contender, const Scenario& scenario, const std::string& clusterDir,
              std::chrono::seconds timeout) {
-  BenchCluster cluster(clusterDir, nodesFor(scenario));
-  const std::string ns = "bench";
-  cluster.installCrd(std::string(IPU_SOURCE_DIR) + "/crds/", "ipujobs.graphcore.ai");
-  cluster.kubectl({"create", "namespace", ns});
-  contender.prepare(cluster);
-  auto client = cluster.client({.qps = 1e6, .burst = 1000000, .userAgent = "ipu-bench"});
-  warmUp(*client, contender);
-  contender.start(cluster, ns);
-  auto pods = ObjectTimeline::pods(*client, ns, [&](const json& pod) { return contender.roleOf(pod); });
-  ObjectTimeline jobsTimeline(
-      *client, contender.jobResource(), ns, [](const json&) { return PodRole::kOther; },
-      [&](const json& job) { return contender.jobRunning(job); });
+  BenchRun run(contender, clusterDir, scenario.jobs * (scenario.workersPerJob + 1));
+  const BenchCluster& cluster = run.cluster;
+  const std::string& ns = run.ns;
+  const ObjectTimeline& pods = *run.pods;
+  const ObjectTimeline& jobsTimeline = *run.jobs;
 
-  // The API server and etcd share the 2 cores with the contender: their CPU seconds are part of the cost.
-  const auto serverCpu = [&cluster] {
-    json seconds = json::object();
-    for (const char* component : {"kube-apiserver", "etcd"}) {
-      const json figures = processFigures(cluster.componentPid(component));
-      seconds[component] = figures.value("cpu_seconds", 0.0);
-    }
-    return seconds;
-  };
-  const json serverCpuBefore = serverCpu();
+  const json serverCpuBefore = serverCpuSeconds(cluster);
   const int workers = scenario.jobs * scenario.workersPerJob;
   const auto start = Clock::now();
-  for (int i = 0; i < scenario.jobs; ++i) {
-    const std::string name = "job-" + std::to_string(i);
-    auto created =
-        client->create(contender.jobResource(), ns, contender.jobManifest(name, scenario.workersPerJob));
-    if (!created) throw std::runtime_error("create " + name + ": " + created.error().toString());
-    contender.jobCreated(*created);
-  }
+  createJobs(run, contender, 0, scenario.jobs, scenario.workersPerJob);
   const double createSeconds = since(start, Clock::now());
 
   json result = {{"scenario", scenario.name},
@@ -167,8 +90,8 @@ json measure(Contender& contender, const Scenario& scenario, const std::string& 
   bool launchersDone = false;
   const auto deadline = start + timeout;
   for (;;) {
-    worker = pods->progress(PodRole::kWorker);
-    launcher = pods->progress(PodRole::kLauncher);
+    worker = pods.progress(PodRole::kWorker);
+    launcher = pods.progress(PodRole::kLauncher);
     jobs = jobsTimeline.progress(PodRole::kOther);
     // A contender that makes launchers makes one per job; none that makes none.
     launchersDone = launcher.exist == 0 || launcher.running == scenario.jobs;
@@ -187,13 +110,13 @@ json measure(Contender& contender, const Scenario& scenario, const std::string& 
     result["error"] =
         std::to_string(worker.running) + " of " + std::to_string(workers) + " worker pods Running, " +
         std::to_string(jobs.running) + " of " + std::to_string(scenario.jobs) + " jobs saying so after " +
-        std::to_string(timeout.count()) + " s (watches: " + pods->error() + " " + jobsTimeline.error() + ")";
+        std::to_string(timeout.count()) + " s (watches: " + pods.error() + " " + jobsTimeline.error() + ")";
   if (worker.exist == workers) result["workers_created_seconds"] = since(start, worker.lastSeen);
   if (worker.running == workers) result["workers_running_seconds"] = since(start, worker.lastRunning);
   if (complete && launcher.exist > 0)
     result["launchers_running_seconds"] = since(start, launcher.lastRunning);
   if (complete) result["jobs_running_seconds"] = since(start, jobs.lastRunning);
-  const json serverCpuAfter = serverCpu();
+  const json serverCpuAfter = serverCpuSeconds(cluster);
   result["apiserver_cpu_seconds"] =
       serverCpuAfter["kube-apiserver"].get<double>() - serverCpuBefore["kube-apiserver"].get<double>();
   result["etcd_cpu_seconds"] = serverCpuAfter["etcd"].get<double>() - serverCpuBefore["etcd"].get<double>();

@@ -48,21 +48,21 @@ json spread(std::vector<double> values) {
   return {{"min", values.front()}, {"median", median}, {"max", values.back()}, {"runs", n}};
 }
 
-std::string format(double value, int decimals) {
+std::string cell(const json& figure, int decimals) {
+  if (figure.is_null()) return "–";
+  if (figure.value("runs", 0) == 1) return fixedDecimals(figure["median"].get<double>(), decimals);
+  return fixedDecimals(figure["median"].get<double>(), decimals) + " (" +
+         fixedDecimals(figure["min"].get<double>(), decimals) + "–" +
+         fixedDecimals(figure["max"].get<double>(), decimals) + ")";
+}
+
+}  // namespace
+
+std::string fixedDecimals(double value, int decimals) {
   char text[32];
   std::snprintf(text, sizeof text, "%.*f", decimals, value);
   return text;
 }
-
-std::string cell(const json& figure, int decimals) {
-  if (figure.is_null()) return "–";
-  if (figure.value("runs", 0) == 1) return format(figure["median"].get<double>(), decimals);
-  return format(figure["median"].get<double>(), decimals) + " (" +
-         format(figure["min"].get<double>(), decimals) + "–" + format(figure["max"].get<double>(), decimals) +
-         ")";
-}
-
-}  // namespace
 
 json summarize(const json& measurements) {
   // scenario -> contender -> figure -> values, in the order scenarios and contenders first appear.
@@ -163,20 +163,22 @@ std::string markdownTable(const json& summary) {
     if (scenario.contains("bounds")) {
       const json& bound = scenario["bounds"];
       const int k = bound.value("writes_before_pods", 0);
-      out << "\nLower bounds of \"all worker pods exist\" at QPS " << format(bound.value("qps", 0.0), 0)
-          << ", burst " << bound.value("burst", 0)
-          << ": the pods alone, (N·W − burst)/QPS = " << format(bound.value("pods_only_seconds", 0.0), 1)
-          << " s; with the " << k << " writes per job that must precede its pods, (N·W + " << k
-          << "·N − burst)/QPS = " << format(bound.value("must_precede_seconds", 0.0), 1) << " s.";
+      out << "\nLower bounds of \"all worker pods exist\" at QPS "
+          << fixedDecimals(bound.value("qps", 0.0), 0) << ", burst " << bound.value("burst", 0)
+          << ": the pods alone, (N·W − burst)/QPS = "
+          << fixedDecimals(bound.value("pods_only_seconds", 0.0), 1) << " s; with the " << k
+          << " writes per job that must precede its pods, (N·W + " << k
+          << "·N − burst)/QPS = " << fixedDecimals(bound.value("must_precede_seconds", 0.0), 1) << " s.";
       for (const auto& [contender, ratio] : bound["of_must_precede"].items())
-        out << " " << contender << ": " << format(ratio.get<double>(), 2) << "× it;";
+        out << " " << contender << ": " << fixedDecimals(ratio.get<double>(), 2) << "× it;";
       out << "\n";
     }
     for (const json& ratio : scenario["ratios"]) {
       out << "\n" << ratio.value("of", "") << " / " << ratio.value("to", "") << " (medians):";
       for (const Figure& figure : columns) {
         if (ratio.contains(figure.name))
-          out << " " << figure.ratioLabel << " " << format(ratio[figure.name].get<double>(), 2) << "×;";
+          out << " " << figure.ratioLabel << " " << fixedDecimals(ratio[figure.name].get<double>(), 2)
+              << "×;";
       }
     }
     out << "\n";

@@ -15,4 +15,7 @@ namespace ipu::bench {
 nlohmann::json summarize(const nlohmann::json& measurements);
 std::string markdownTable(const nlohmann::json& summary);
 
+// `value` with `decimals` digits after the point, as the tables show figures.
+std::string fixedDecimals(double value, int decimals);
+
 }  // namespace ipu::bench
