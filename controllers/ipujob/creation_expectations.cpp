@@ -6,12 +6,15 @@ std::string CreationExpectations::keyOf(const std::string& jobUid, int attempt) 
   return jobUid + "/" + std::to_string(attempt);
 }
 
-void CreationExpectations::sharedChildrenMade(const std::string& jobUid, int attempt) {
+CreationExpectations::Attempt& CreationExpectations::entryLocked(const std::string& jobUid, int attempt) {
   const std::string key = keyOf(jobUid, attempt);
+  if (Attempt* entry = attempts_.find(key)) return *entry;
+  return attempts_.put(key, Attempt{});
+}
+
+void CreationExpectations::sharedChildrenMade(const std::string& jobUid, int attempt) {
   std::lock_guard lock(mutex_);
-  Attempt* entry = attempts_.find(key);
-  if (!entry) entry = &attempts_.put(key, Attempt{});
-  entry->sharedChildren = true;
+  entryLocked(jobUid, attempt).sharedChildren = true;
 }
 
 bool CreationExpectations::sharedChildrenMadeFor(const std::string& jobUid, int attempt) {
@@ -21,11 +24,8 @@ bool CreationExpectations::sharedChildrenMadeFor(const std::string& jobUid, int 
 }
 
 void CreationExpectations::podCreated(const std::string& jobUid, int attempt, const std::string& pod) {
-  const std::string key = keyOf(jobUid, attempt);
   std::lock_guard lock(mutex_);
-  Attempt* entry = attempts_.find(key);
-  if (!entry) entry = &attempts_.put(key, Attempt{});
-  entry->podsAwaited[pod] = clock_.now();
+  entryLocked(jobUid, attempt).podsAwaited[pod] = clock_.now();
 }
 
 void CreationExpectations::podSeen(const std::string& jobUid, int attempt, const std::string& pod) {

@@ -47,6 +47,8 @@ class CreationExpectations {
     std::map<std::string, Clock::TimePoint> podsAwaited;  // name -> when created
   };
   static std::string keyOf(const std::string& jobUid, int attempt);
+  // The attempt's entry, made when it has none; the caller holds mutex_.
+  Attempt& entryLocked(const std::string& jobUid, int attempt);
 
   const Clock& clock_;
   const Clock::Duration ttl_;

@@ -271,7 +271,7 @@ StepOutcome IpuJobReconciler::runWorkers(JobPass& pass, const api::IpuJob& job,
   }
   const PodLimits limits{pass.now, options_.podStartTimeout, options_.podDeletionTimeout};
   WorkerObservation observed = observeWorkers(job, pods, allStarted, limits);
-  if (awaitedIn && (!observed.nextCheck || *awaitedIn < *observed.nextCheck)) observed.nextCheck = awaitedIn;
+  keepSooner(observed.nextCheck, awaitedIn);
   return judge(pass, job, observed, deadlineIn);
 }
 
@@ -308,7 +308,7 @@ StepOutcome IpuJobReconciler::judge(JobPass& pass, const api::IpuJob& job, const
   }
   // Look again at the deadline, or when a pod reaches one of its limits, whichever is first.
   std::optional<Clock::Duration> next = deadlineIn;
-  if (workers.nextCheck && (!next || *workers.nextCheck < *next)) next = workers.nextCheck;
+  keepSooner(next, workers.nextCheck);
   if (job.spec.interactive && (workers.allUp(count) || status.interactive)) {
     if (auto ended = keepInteractiveSession(pass, *job.spec.interactive, next)) return std::move(*ended);
   }
@@ -349,8 +349,7 @@ std::optional<StepOutcome> IpuJobReconciler::keepInteractiveSession(JobPass& pas
                       " s ended at " + expiresAt + ": workers stopped, IPUs released");
     return StepOutcome(Action::requeueNow());  // finished(): partitions, pods, TTL
   }
-  const auto left = std::chrono::duration_cast<Clock::Duration>(expiry - pass.now);
-  if (!next || left < *next) next = left;
+  keepSooner(next, std::chrono::duration_cast<Clock::Duration>(expiry - pass.now));
   return std::nullopt;
 }
 

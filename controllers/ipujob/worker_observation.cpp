@@ -142,6 +142,10 @@ std::optional<std::string> cannotStartReason(const Json& pod) {
   return std::nullopt;
 }
 
+void keepSooner(std::optional<Clock::Duration>& next, std::optional<Clock::Duration> candidate) {
+  if (candidate && (!next || *candidate < *next)) next = candidate;
+}
+
 std::string podPhase(const Json& pod) {
   return stringMember(member(pod, "status"), "phase");
 }
@@ -170,10 +174,6 @@ WorkerPods splitByAttempt(const std::vector<kube::ObjectPtr>& pods, int attempt)
 
 namespace {
 
-void lookAgainIn(Clock::Duration left, WorkerObservation& observation) {
-  if (!observation.nextCheck || left < *observation.nextCheck) observation.nextCheck = left;
-}
-
 std::string seconds(Clock::Duration duration) {
   return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(duration).count()) + " s";
 }
@@ -193,7 +193,7 @@ void judgeStart(const Json& pod, const PodLimits& limits, WorkerObservation& obs
     outcome.detail = "could not start within " + seconds(limits.startTimeout) + ": " + *reason;
     return;
   }
-  lookAgainIn(std::chrono::duration_cast<Clock::Duration>(due - limits.now), observation);
+  keepSooner(observation.nextCheck, std::chrono::duration_cast<Clock::Duration>(due - limits.now));
 }
 
 // A pod whose deletion its node never confirms is lost once overdue; one within its grace says when to look
@@ -211,7 +211,7 @@ void judgeDeletion(const Json& pod, const PodLimits& limits, WorkerObservation& 
                      " after its deletion deadline: its node is not answering";
     return;
   }
-  lookAgainIn(std::chrono::duration_cast<Clock::Duration>(due - limits.now), observation);
+  keepSooner(observation.nextCheck, std::chrono::duration_cast<Clock::Duration>(due - limits.now));
 }
 
 }  // namespace

@@ -57,6 +57,10 @@ bool deletionOverdue(const Json& pod, Clock::WallTime now, Clock::Duration grace
 // Why a pod cannot start ("ErrImagePull: ..."), or nullopt when it is not stuck. Pure.
 std::optional<std::string> cannotStartReason(const Json& pod);
 
+// Sets `next` to `candidate` when there is no `next` yet or `candidate` is sooner: a pass looks again at the
+// first of the times its steps ask for.
+void keepSooner(std::optional<Clock::Duration>& next, std::optional<Clock::Duration> candidate);
+
 // Pure. `allStarted`: every worker has run once (the job reached Running), so a missing pod was lost
 // (deleted, evicted) rather than not created yet. `limits`: when set, pods that cannot start fail and pods
 // whose deletion is overdue are lost, each after its bound.

@@ -30,7 +30,7 @@ Result<ChildrenState> WorkerSteps::createMissing(JobPass& pass, const api::IpuJo
       continue;
     }
     if (const auto left = expectations_.awaiting(uid, attempt, name)) {
-      if (!state.recheckIn || *left < *state.recheckIn) state.recheckIn = left;
+      keepSooner(state.recheckIn, left);
       continue;
     }
     if (!runtimeSecret) {

@@ -59,11 +59,16 @@ Status Watcher::step(std::stop_token stop, const Sink& sink) {
   return {};
 }
 
+std::vector<std::string> Watcher::fieldsNeverParsed() const {
+  std::vector<std::string> fields = config_.skipItemFields;
+  // Every informer strips it (stripBookkeeping): often the larger part of an object.
+  fields.push_back("metadata.managedFields");
+  return fields;
+}
+
 Status Watcher::listPage(std::stop_token stop, const Sink& sink) {
-  ListOptions options{config_.labelSelector, config_.fieldSelector, pageLimit_, continueToken_, "",
-                      config_.skipItemFields};
-  // Every informer strips it (stripBookkeeping): often the larger part of a listed object.
-  options.skipItemFields.push_back("metadata.managedFields");
+  const ListOptions options{config_.labelSelector, config_.fieldSelector, pageLimit_, continueToken_, "",
+                            fieldsNeverParsed()};
   auto page = client_.list(resource_, namespace_, options, stop);
   if (!page) {
     // Objects larger than a page's share of what the transport holds: ask for fewer (the same continue
@@ -101,11 +106,9 @@ Status Watcher::listPage(std::stop_token stop, const Sink& sink) {
 }
 
 Status Watcher::watchFrom(std::stop_token stop, const Sink& sink) {
-  WatchOptions options{
+  const WatchOptions options{
       config_.labelSelector, config_.fieldSelector, resourceVersion_, config_.watchTimeoutSeconds, true,
-      config_.skipItemFields};
-  // As for lists (listPage): never built, where it would be most of a parse.
-  options.skipObjectFields.push_back("metadata.managedFields");
+      fieldsNeverParsed()};
   Status ended = client_.watch(
       resource_, namespace_, options,
       [&](WatchEvent&& event) {

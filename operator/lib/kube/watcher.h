@@ -62,6 +62,8 @@ class Watcher {
   const std::string& resourceVersion() const { return resourceVersion_; }
 
  private:
+  // What lists and watch events leave out as they are parsed: the config's fields and managedFields.
+  std::vector<std::string> fieldsNeverParsed() const;
   Status listPage(std::stop_token stop, const Sink& sink);
   Status watchFrom(std::stop_token stop, const Sink& sink);
 

@@ -69,6 +69,11 @@ std::string ownedBy(const std::string& uid) {
       .dump();
 }
 
+// The API server's answer to a Secret created with generateName: the name it made.
+std::string generatedSecret(const std::string& name) {
+  return Json{{"kind", "Secret"}, {"metadata", {{"name", name}, {"namespace", "ml"}}}}.dump();
+}
+
 class ReconcilerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -174,6 +179,20 @@ class ReconcilerTest : public ::testing::Test {
     transport_->expect("POST", kPodsPath, 201, "{}");
     transport_->expect("POST", kPodsPath, 201, "{}");
     pass();
+  }
+
+  // With ipu-runtime injected, one instance of two workers: admitted with its runtime Secret recorded, its
+  // partition active, and its Service, agents' NetworkPolicy and two pods made.
+  void runTwoWorkerInstanceWithTheRuntimeUntilItsChildrenAreMade() {
+    makeReconciler("ipu-runtime:test");
+    job_ = jobObject(R"({"workersPerJobInstance": "2", "workers": {"template": {"spec": {"containers":
+        [{"name": "main", "image": "train:1", "command": ["python3", "train.py"]}]}}}})");
+    transport_->expect("POST", kSecretsPath, 201, generatedSecret("bert-ipu-runtime-x7k2p"));
+    expectStatusPatch();
+    pass();
+    EXPECT_EQ(pass(), Action::requeue(500ms));
+    clock_.advance(1s);
+    createTwoWorkersWithTheirServiceAndPolicy();
   }
 
   void runToRunning(const std::string& spec = "") {
@@ -392,11 +411,6 @@ TEST_F(ReconcilerTest, WorkersStartingAreWrittenASecondAfterTheFirstNewsAndRunni
   EXPECT_EQ(phase(), "Running");
 }
 
-// The API server's answer to a Secret created with generateName: the name it made.
-std::string generatedSecret(const std::string& name) {
-  return Json{{"kind", "Secret"}, {"metadata", {{"name", name}, {"namespace", "ml"}}}}.dump();
-}
-
 // The runtime Secret volume of a pod as POSTed.
 const Json& runtimeSecretVolume(const Json& pod) {
   for (const Json& volume : pod["spec"]["volumes"]) {
@@ -471,15 +485,7 @@ TEST_F(ReconcilerTest, ASecretNotMadeAtAdmissionIsMadeAndRecordedBeforeAnyPod) {
 }
 
 TEST_F(ReconcilerTest, PodsMadeBeforeSecretsWereRecordedKeepTheirSecretsName) {
-  makeReconciler("ipu-runtime:test");
-  job_ = jobObject(R"({"workersPerJobInstance": "2", "workers": {"template": {"spec": {"containers":
-      [{"name": "main", "image": "train:1", "command": ["python3", "train.py"]}]}}}})");
-  transport_->expect("POST", kSecretsPath, 201, generatedSecret("bert-ipu-runtime-x7k2p"));
-  expectStatusPatch();
-  pass();
-  EXPECT_EQ(pass(), Action::requeue(500ms));
-  clock_.advance(1s);
-  createTwoWorkersWithTheirServiceAndPolicy();
+  runTwoWorkerInstanceWithTheRuntimeUntilItsChildrenAreMade();
   // As an earlier version leaves a job: worker 0 made (mounting the derived name), worker 1 not yet, and no
   // record of the Secret; this process remembers nothing of it.
   addWorkerPod(0, "Pending");
@@ -500,15 +506,7 @@ TEST_F(ReconcilerTest, PodsMadeBeforeSecretsWereRecordedKeepTheirSecretsName) {
 // AlreadyExists answer and a read for nothing. One the cache never shows (deleted at once) is made again
 // after kCreationExpectationTtl.
 TEST_F(ReconcilerTest, APassOnACacheBehindItsOwnCreatesAwaitsThemInsteadOfCreatingThemAgain) {
-  makeReconciler("ipu-runtime:test");
-  job_ = jobObject(R"({"workersPerJobInstance": "2", "workers": {"template": {"spec": {"containers":
-      [{"name": "main", "image": "train:1", "command": ["python3", "train.py"]}]}}}})");
-  transport_->expect("POST", kSecretsPath, 201, generatedSecret("bert-ipu-runtime-x7k2p"));
-  expectStatusPatch();
-  pass();
-  EXPECT_EQ(pass(), Action::requeue(500ms));
-  clock_.advance(1s);
-  createTwoWorkersWithTheirServiceAndPolicy();
+  runTwoWorkerInstanceWithTheRuntimeUntilItsChildrenAreMade();
   const std::size_t requests = transport_->played().size();
 
   pass();  // the cache shows neither pod yet
