@@ -44,7 +44,8 @@ Options:
                         imported into the node, named in cluster.env as IPU_CLUSTER_IMAGE_<NAME> (a dash
                         becomes an underscore: IPU_CLUSTER_IMAGE_IPU_RUNTIME) (default: busybox; also
                         busybox-notar (busybox without tar),
-                        debian-mpi, debian-notebook (a Jupyter Notebook server), and from this build's
+                        debian-mpi, debian-mpi-ssh (debian-mpi with sshd, for the MPI Operator), debian-notebook
+                        (a Jupyter Notebook server), and from this build's
                         binaries: ipu-runtime (\$IPU_RUNTIME_BINARY or build/runtime/ipu-runtime),
                         ipu-operator (\$IPU_OPERATOR_BINARY or build/operator/ipu-operator), vipu-sim
                         (\$VIPU_SIM_BINARY or build/vipu-sim/vipu-sim); the pause image is always there)

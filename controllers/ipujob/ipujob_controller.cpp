@@ -8,6 +8,7 @@
 #include "ipujob/namespace_profiles.h"
 #include "ipujob/orphan_partitions.h"
 #include "ipujob/oversized_objects.h"
+#include "ipujob/worker_observation.h"
 #include "ipujob/worker_pod.h"
 #include "ipujob/worker_pod_cache.h"
 
@@ -51,6 +52,13 @@ ReconcilerOptions withLedgerAndProfiles(ReconcilerOptions options, QuotaLedger& 
 }
 
 }  // namespace
+
+bool workerEndedOrGone(const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
+  if (!current) return true;
+  const std::string phase = podPhase(*current);
+  if (phase != "Succeeded" && phase != "Failed") return false;
+  return !old || podPhase(*old) != phase;
+}
 
 std::vector<std::string> waitingJobsToWake(const kube::Store& jobs, const kube::ObjectPtr& old,
                                            const kube::ObjectPtr& current) {
@@ -122,7 +130,8 @@ IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu
   const kube::Store& jobs = jobs_.store();
   auto builder = manager.controller("ipujob");
   builder.forResource(ipuJobResource(), {api::kGroup, api::kKind})
-      .owns(kube::ResourceRef::pods(), workerPodWatch(), config.podEventBatch)
+      .owns(kube::ResourceRef::pods(), workerPodWatch(),
+            {.window = config.podEventBatch, .passesAtOnce = workerEndedOrGone})
       .watches(ipuJobResource(),
                [&jobs](const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
                  return waitingJobsToWake(jobs, old, current);

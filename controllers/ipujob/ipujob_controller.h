@@ -24,9 +24,9 @@ struct IpuJobControllerConfig {
   // Jobs in namespaces without an IPUQuota: admitted against capacity alone, or not at all.
   MissingQuotaPolicy missingQuota = MissingQuotaPolicy::kUnlimited;
   int workers = 2;
-  // A worker pod's change passes its job this much later, with every other change of its pods in that time
-  // (eight pods created, scheduled and started are some thirty changes): a job whose pods all start is
-  // written Running at most this late, for a fraction of the passes. Zero: a pass per change.
+  // A worker pod's change passes its job at once, and the changes of its pods within this time after it
+  // together when it ends (eight pods created, scheduled and started are some thirty changes): a fraction
+  // of the passes. A pod ending or going passes at once (workerEndedOrGone). Zero: a pass per change.
   Clock::Duration podEventBatch = std::chrono::seconds(1);
   // Orphaned partitions are removed at start-up and then every this often (zero: at start-up only); a
   // periodic sweep removes a partition found orphaned twice in a row. Dry run: only logged.
@@ -89,6 +89,11 @@ class IpuJobController {
   std::unique_ptr<AdmissionCheckReconciler> admissionCheckReconciler_;  // with Kueue in use
   ctrl::Controller* controller_ = nullptr;
 };
+
+// Whether a change of a worker pod goes to its job at once rather than in the pod changes' batch: the pod
+// ended (Succeeded or Failed, newly) or is gone. The job's end, or its restart, and the IPUs it gives back
+// then follow without waiting for the batch.
+bool workerEndedOrGone(const kube::ObjectPtr& old, const kube::ObjectPtr& current);
 
 // The waiting jobs to queue after a change of one IPUJob (old null: created; current null: deleted): all of
 // them when the change gave back or took IPUs or removed a job from the queue, none otherwise.

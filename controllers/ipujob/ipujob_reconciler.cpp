@@ -52,6 +52,7 @@ IpuJobReconciler::IpuJobReconciler(kube::RestClient& client, const kube::Store& 
       options_(std::move(options)),
       vipuSlots_(options_.vipuPassesPerController),
       progressWrites_(clock, options_.progressWritePeriod),
+      activationPolls_(options_.activationPoll),
       partitions_(inventory, admitter, events, options_.partitionIdPrefix, options_.legacyPartitionIdPrefix),
       workers_(client, events, clock, options_.pods),
       admission_(admitter, events, options_),
@@ -199,11 +200,12 @@ StepOutcome IpuJobReconciler::run(JobPass& pass, const api::IpuJob& job) {
   // than after an activation poll.
   if (partitions && partitions->createdNow) partitions = partitions_.ensure(pass, job.spec);
   if (!partitions) return partitions.error();
+  if (partitions->kind != PartitionsState::Kind::kActivating) activationPolls_.settled(pass.key);
   switch (partitions->kind) {
     case PartitionsState::Kind::kActive:
       return runWorkers(pass, job, *partitions, deadlineIn);
     case PartitionsState::Kind::kActivating:
-      return Action::requeue(options_.activationPoll);
+      return Action::requeue(activationPolls_.next(pass.key, clock_.now()));
     case PartitionsState::Kind::kBlocked:
       return waitFor(pass, partitions->message);
     case PartitionsState::Kind::kError:

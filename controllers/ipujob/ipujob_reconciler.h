@@ -12,6 +12,7 @@
 #include "common/result.h"
 #include "ctrl/finalizer.h"
 #include "ctrl/reconciler.h"
+#include "ipujob/activation_polls.h"
 #include "ipujob/admission_steps.h"
 #include "ipujob/claimed_workers.h"
 #include "ipujob/job_pass.h"
@@ -98,6 +99,7 @@ class IpuJobReconciler final : public ctrl::Reconciler {
   ReconcilerOptions options_;
   VipuCallSlots vipuSlots_;
   ProgressWrites progressWrites_;
+  ActivationPolls activationPolls_;
   PartitionSteps partitions_;
   WorkerSteps workers_;
   AdmissionSteps admission_;

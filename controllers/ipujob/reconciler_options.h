@@ -47,7 +47,8 @@ struct ReconcilerOptions {
   std::string legacyPartitionIdPrefix;
   // Waiting jobs are woken when capacity changes; this re-check catches capacity freed outside the operator.
   Clock::Duration queuedRetry = std::chrono::seconds(15);
-  Clock::Duration activationPoll = std::chrono::milliseconds(500);   // poll a PS_PENDING partition
+  // The longest wait between looks at a PS_PENDING partition (ActivationPolls: from 50 ms, growing).
+  Clock::Duration activationPoll = std::chrono::milliseconds(500);
   Clock::Duration podDeletionPoll = std::chrono::milliseconds(500);  // wait for replaced pods to go
   // A worker pod that cannot start (unschedulable, an image that cannot be pulled, a container that cannot be
   // created) fails this long after it was created; zero: never.

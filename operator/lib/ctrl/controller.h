@@ -9,6 +9,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "ctrl/batch_window.h"
 #include "ctrl/reconciler.h"
 #include "ctrl/work_queue.h"
 #include "ctrl/worker_pool.h"
@@ -22,6 +23,13 @@ using Json = nlohmann::json;
 // addition, `current` is null for a deletion (then `old` is the deleted object).
 using KeysFor =
     std::function<std::vector<std::string>(const kube::ObjectPtr& old, const kube::ObjectPtr& current)>;
+
+// How a watch's changes are batched (BatchWindow): `window` zero queues every change at once; a change
+// `passesAtOnce` accepts (the end of a child, say) is queued at once whatever the window.
+struct Batching {
+  Clock::Duration window{};
+  std::function<bool(const kube::ObjectPtr& old, const kube::ObjectPtr& current)> passesAtOnce;
+};
 
 // The kind a controller drives, as children's ownerReferences name it.
 struct OwnerKind {
@@ -59,9 +67,10 @@ class Controller {
 
   // Before start(): every change of the primary informer's objects queues the object's own key.
   void watchPrimary(kube::Informer& primary);
-  // Before start(): every change of the informer's objects queues the keys `keysFor` gives, `batch` later
-  // (zero: at once; see ControllerBuilder::owns).
-  void watch(kube::Informer& informer, KeysFor keysFor, Clock::Duration batch = Clock::Duration::zero());
+  // Before start(): every change of the informer's objects queues the keys `keysFor` gives; with a batching
+  // window, a key's first change at once and the changes within the window after it together when it ends
+  // (BatchWindow; see ControllerBuilder::owns), but those `passesAtOnce` accepts at once.
+  void watch(kube::Informer& informer, KeysFor keysFor, Batching batching = {});
 
   // Starts the workers. The caller has waited for the informers to sync.
   void start();

@@ -51,15 +51,15 @@ ControllerBuilder& ControllerBuilder::forResource(const kube::ResourceRef& resou
 }
 
 ControllerBuilder& ControllerBuilder::owns(const kube::ResourceRef& resource,
-                                           const kube::WatcherConfig& config, Clock::Duration batch) {
+                                           const kube::WatcherConfig& config, Batching batching) {
   // Mapped once the kind is known.
-  watches_.push_back({&manager_.informer(resource, config), nullptr, batch});
+  watches_.push_back({&manager_.informer(resource, config), nullptr, std::move(batching)});
   return *this;
 }
 
 ControllerBuilder& ControllerBuilder::watches(const kube::ResourceRef& resource, KeysFor keysFor,
                                               const kube::WatcherConfig& config) {
-  watches_.push_back({&manager_.informer(resource, config), std::move(keysFor), Clock::Duration::zero()});
+  watches_.push_back({&manager_.informer(resource, config), std::move(keysFor), {}});
   return *this;
 }
 
@@ -83,7 +83,7 @@ Controller& ControllerBuilder::complete(Reconciler& reconciler) {
         return owner ? std::vector<std::string>{*owner} : std::vector<std::string>{};
       };
     }
-    controller->watch(*watch.informer, std::move(keysFor), watch.batch);
+    controller->watch(*watch.informer, std::move(keysFor), std::move(watch.batching));
   }
   manager_.controllers_.push_back(std::move(controller));
   return *manager_.controllers_.back();

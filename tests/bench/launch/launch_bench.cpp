@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "operator_on_real_node.h"
+#include "run_summary.h"
 
 namespace ipu::testing {
 namespace {
@@ -82,14 +83,6 @@ class LaunchBench : public OperatorOnRealNodeTest {
   }
 };
 
-Json summary(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return {{"min", values.front()},
-          {"median", values[values.size() / 2]},
-          {"max", values.back()},
-          {"runs", values}};
-}
-
 TEST_F(LaunchBench, PodsRunningToAllRanksStarted) {
   const Json printStart = Json::array({"sh", "-c", "echo rank-started $(date +%s.%N)"});
   std::vector<double> acrossPods, inOnePod;
@@ -117,8 +110,8 @@ TEST_F(LaunchBench, PodsRunningToAllRanksStarted) {
   }
   Json result = {{"benchmark", "launch"},
                  {"workers", kWorkers},
-                 {"pods_running_to_ranks_started_seconds", summary(acrossPods)},
-                 {"reference_one_pod_mpirun_seconds", summary(inOnePod)}};
+                 {"pods_running_to_ranks_started_seconds", minMedianMax(acrossPods)},
+                 {"reference_one_pod_mpirun_seconds", minMedianMax(inOnePod)}};
   result["ratio_median"] = result["pods_running_to_ranks_started_seconds"]["median"].get<double>() /
                            result["reference_one_pod_mpirun_seconds"]["median"].get<double>();
   std::ofstream(std::string(IPU_BENCH_DIR) + "/launch.json") << result.dump(2) << "\n";

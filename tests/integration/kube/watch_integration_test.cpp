@@ -65,6 +65,12 @@ class WatchIntegrationTest : public KubeClientTest {
     }
     return out;
   }
+  void changeConfigMap(const std::string& name) {
+    auto patched = client().patch(ResourceRef::configMaps(), ns(), name, kube::PatchType::kMerge,
+                                  {{"data", {{"v", "2"}}}});
+    ASSERT_TRUE(patched.ok()) << patched.error().toString();
+  }
+
   void createConfigMaps(int from, int to) {
     for (int i = from; i < to; ++i) {
       auto created =
@@ -103,10 +109,7 @@ TEST_F(WatchIntegrationTest, InformerMirrorsChangesAndBookmarksKeepItCheap) {
   informer.start();
   ASSERT_TRUE(informer.waitForSync(30s));
   createConfigMaps(5, 8);
-  ASSERT_TRUE(
-      client()
-          .patch(ResourceRef::configMaps(), ns(), "c1", kube::PatchType::kMerge, {{"data", {{"v", "2"}}}})
-          .ok());
+  changeConfigMap("c1");
   ASSERT_TRUE(client().remove(ResourceRef::configMaps(), ns(), "c2").ok());
   ASSERT_TRUE(eventually([&] { return cached(informer.store()) == listed(); }, 30s));
   std::lock_guard lock(seen.mutex);
@@ -116,10 +119,11 @@ TEST_F(WatchIntegrationTest, InformerMirrorsChangesAndBookmarksKeepItCheap) {
   EXPECT_EQ(informer.errorCount(), 0u);
 }
 
-// A controller's changes of children within a batch queue their owner once: the first change sets when, the
-// ones after it join that reconcile (as Kubernetes' Job controller batches pod events). The queue runs on a
-// fake clock, so nothing is due until the test says the batch is over.
-TEST_F(WatchIntegrationTest, ChildChangesWithinABatchQueueTheirOwnerOnce) {
+// A child's change queues its owner at once; the changes within the batch after it queue the owner once
+// more, when the batch ends (Kubernetes' Job controller batches pod events too); a change after that goes
+// at once again, and a change the batching passes at once (here a deletion) is never held. The queue runs on
+// a fake clock, so nothing held is due until the test says the batch is over.
+TEST_F(WatchIntegrationTest, ChildChangesQueueTheirOwnerAtOnceThenOncePerBatch) {
   struct Untouched final : ctrl::Reconciler {
     Result<ctrl::Action> reconcile(const kube::ObjectPtr&) override { return ctrl::Action::awaitChange(); }
   } reconciler;
@@ -132,21 +136,40 @@ TEST_F(WatchIntegrationTest, ChildChangesWithinABatchQueueTheirOwnerOnce) {
   ctrl::Controller controller("batched", owners, reconciler, {.workers = 1, .observer = {}}, clock);
   kube::Informer informer(client(), ResourceRef::configMaps(), ns());
   const std::string owner = ns() + "/owner";
+  // A child's deletion is not held.
   controller.watch(
       informer,
-      [&](const kube::ObjectPtr&, const kube::ObjectPtr&) { return std::vector<std::string>{owner}; }, 2s);
+      [&](const kube::ObjectPtr&, const kube::ObjectPtr&) { return std::vector<std::string>{owner}; },
+      {.window = 2s, .passesAtOnce = [](const kube::ObjectPtr&, const kube::ObjectPtr& current) {
+         return current == nullptr;
+       }});
   informer.start();
   ASSERT_TRUE(informer.waitForSync(30s));
   createConfigMaps(0, 5);
-  ASSERT_TRUE(
-      client()
-          .patch(ResourceRef::configMaps(), ns(), "c1", kube::PatchType::kMerge, {{"data", {{"v", "2"}}}})
-          .ok());
+  changeConfigMap("c1");
   ASSERT_TRUE(eventually([&] { return cached(informer.store()) == listed(); }, 30s));
-  EXPECT_EQ(controller.queue().depth(), (ctrl::WorkQueue::Depth{.queued = 0, .processing = 0, .delayed = 1}))
-      << "six changes, one owner, one reconcile waiting";
+  auto& queue = controller.queue();
+  EXPECT_EQ(queue.depth(), (ctrl::WorkQueue::Depth{.queued = 1, .processing = 0, .delayed = 1}))
+      << "six changes, one owner: the first queued at once, the five after it held for the window's end";
+  ASSERT_EQ(queue.get(), owner);
+  queue.done(owner);
+  EXPECT_EQ(queue.len(), 0u);
   clock.advance(2s);
-  EXPECT_EQ(controller.queue().len(), 1u);
+  EXPECT_EQ(queue.len(), 1u) << "the held changes make one reconcile when the window ends";
+  ASSERT_EQ(queue.get(), owner);
+  queue.done(owner);
+  // A change after the window reaches its owner without waiting.
+  changeConfigMap("c2");
+  EXPECT_TRUE(eventually([&] { return queue.len() == 1u; }, 30s));
+  EXPECT_EQ(queue.depth().delayed, 0u);
+  ASSERT_EQ(queue.get(), owner);
+  queue.done(owner);
+  // Within that change's window: a change is held, a deletion is not.
+  changeConfigMap("c3");
+  EXPECT_TRUE(eventually([&] { return queue.depth().delayed == 1u; }, 30s));
+  EXPECT_EQ(queue.len(), 0u);
+  ASSERT_TRUE(client().remove(ResourceRef::configMaps(), ns(), "c4").ok());
+  EXPECT_TRUE(eventually([&] { return queue.len() == 1u; }, 30s)) << "the deletion passes at once";
 }
 
 // What the operator reads from the API server is bounded, however large the objects tenants write: with

@@ -84,5 +84,19 @@ TEST_F(WakeTest, AQuotaCreatedDeletedOrEditedWakesItsNamespacesWaitingJobs) {
   EXPECT_EQ(waitingJobsToWakeForQuota(store_, ptr(claimed), ptr(quota("ml", 2))), kBothWaiting);
 }
 
+// A worker pod's end or removal reaches its job at once; its other changes wait in the batch.
+TEST(WorkerPodBatchingTest, APodThatEndsOrGoesPassesAtOnceItsOtherChangesAreBatched) {
+  const auto pod = [](const std::string& phase) {
+    return ptr(
+        {{"metadata", {{"namespace", "ml"}, {"name", "bert-worker-0"}}}, {"status", {{"phase", phase}}}});
+  };
+  EXPECT_FALSE(workerEndedOrGone(nullptr, pod("Pending")));
+  EXPECT_FALSE(workerEndedOrGone(pod("Pending"), pod("Running")));
+  EXPECT_TRUE(workerEndedOrGone(pod("Running"), pod("Succeeded")));
+  EXPECT_TRUE(workerEndedOrGone(pod("Running"), pod("Failed")));
+  EXPECT_FALSE(workerEndedOrGone(pod("Succeeded"), pod("Succeeded"))) << "an ended pod's later changes";
+  EXPECT_TRUE(workerEndedOrGone(pod("Running"), nullptr));
+}
+
 }  // namespace
 }  // namespace ipu::controllers

@@ -22,6 +22,8 @@ using testing::FakeTransport;
 
 const std::string kJobPath = "/apis/graphcore.ai/v1alpha1/namespaces/ml/ipujobs/bert";
 const std::string kStatusPath = kJobPath + "/status";
+// A partition still activating is looked at again this soon first (ActivationPolls), then less often.
+constexpr auto kFirstActivationLook = 50ms;
 const std::string kPodsPath = "/api/v1/namespaces/ml/pods";
 const std::string kSecretsPath = "/api/v1/namespaces/ml/secrets";
 const std::string kPoliciesPath = "/apis/networking.k8s.io/v1/namespaces/ml/networkpolicies";
@@ -168,7 +170,7 @@ class ReconcilerTest : public ::testing::Test {
         [{"name": "main", "image": "train:1", "command": ["python3", "train.py"]}]}}}})");
     expectStatusPatch();  // admission
     EXPECT_EQ(pass(), Action::awaitChange());
-    EXPECT_EQ(pass(), Action::requeue(500ms));
+    EXPECT_EQ(pass(), Action::requeue(kFirstActivationLook));
     clock_.advance(1s);
   }
 
@@ -190,7 +192,7 @@ class ReconcilerTest : public ::testing::Test {
     transport_->expect("POST", kSecretsPath, 201, generatedSecret("bert-ipu-runtime-x7k2p"));
     expectStatusPatch();
     pass();
-    EXPECT_EQ(pass(), Action::requeue(500ms));
+    EXPECT_EQ(pass(), Action::requeue(kFirstActivationLook));
     clock_.advance(1s);
     createTwoWorkersWithTheirServiceAndPolicy();
   }
@@ -199,7 +201,7 @@ class ReconcilerTest : public ::testing::Test {
     job_ = jobObject(spec);
     expectStatusPatch();  // admission
     EXPECT_EQ(pass(), Action::awaitChange());
-    EXPECT_EQ(pass(), Action::requeue(500ms));  // partitions created, activating
+    EXPECT_EQ(pass(), Action::requeue(kFirstActivationLook));  // partitions created, activating
     clock_.advance(1s);
     transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
     transport_->expect("POST", kPodsPath, 201, "{}");
@@ -293,7 +295,7 @@ TEST_F(ReconcilerTest, AdmissionRecordsThePartitionIdsConditionallyBeforeCreatin
   EXPECT_EQ(admittedHooks_, 1);
 
   // The next pass creates it where admission planned, and waits for PS_ACTIVE without writing anything.
-  EXPECT_EQ(pass(), Action::requeue(500ms));
+  EXPECT_EQ(pass(), Action::requeue(kFirstActivationLook));
   ASSERT_TRUE(partition(kPartition));
   EXPECT_EQ(partition(kPartition)->readyState, vipu::ReadyState::kPending);
   EXPECT_EQ(events_.reasons, (std::vector<std::string>{"Admitted"})) << "a routine step is no Event";
@@ -313,11 +315,11 @@ TEST_F(ReconcilerTest, APlacementMadeAgainIsRecordedBeforeItsPartitionIsCreated)
   makeReconciler("");
 
   expectStatusPatch();
-  EXPECT_EQ(pass(), Action::requeue(500ms));
+  EXPECT_EQ(pass(), Action::requeue(kFirstActivationLook));
   EXPECT_EQ(lastStatusPatch_["status"]["partitions"][0]["ipus"], "ild0:4-7");
   EXPECT_FALSE(partition(kPartition)) << "created before status said where";
 
-  EXPECT_EQ(pass(), Action::requeue(500ms));
+  EXPECT_EQ(pass(), Action::requeue(kFirstActivationLook));
   ASSERT_TRUE(partition(kPartition));
   const auto theirs = partition("somebody-else");
   ASSERT_TRUE(theirs);
@@ -438,7 +440,7 @@ TEST_F(ReconcilerTest, MultiWorkerInstancesGetTheirCertificateSecretRecordedWith
             (Json{{"name", "bert-ipu-runtime-x7k2p"}, {"caSha256", caDigest}}));
   EXPECT_TRUE(lastStatusPatch_.contains("metadata")) << "recorded only on the version admitted";
 
-  EXPECT_EQ(pass(), Action::requeue(500ms));
+  EXPECT_EQ(pass(), Action::requeue(kFirstActivationLook));
   clock_.advance(1s);
   createTwoWorkersWithTheirServiceAndPolicy();
   std::vector<Json> pods;
@@ -466,7 +468,7 @@ TEST_F(ReconcilerTest, ASecretNotMadeAtAdmissionIsMadeAndRecordedBeforeAnyPod) {
   expectStatusPatch();  // admitted all the same
   EXPECT_EQ(pass(), Action::awaitChange());
   EXPECT_FALSE(job_["status"].contains("runtimeSecret"));
-  EXPECT_EQ(pass(), Action::requeue(500ms));
+  EXPECT_EQ(pass(), Action::requeue(kFirstActivationLook));
   clock_.advance(1s);
   // Before the first pod: made, recorded by a write of its own, and only then the pods.
   transport_->expect("POST", kSecretsPath, 201, generatedSecret("bert-ipu-runtime-q8w4z"));
@@ -555,7 +557,8 @@ TEST_F(ReconcilerTest, OnFailureRestartsOnAResetPartitionWithNewPods) {
   EXPECT_EQ(pass(), Action::requeueNow());
   EXPECT_EQ(phase(), "Creating");
   EXPECT_EQ(vipu_->getPartitionStatus(kPartition)->operationState, vipu::OperationState::kResetting);
-  EXPECT_EQ(pass(), Action::requeue(500ms)) << "no pod before the reset partition is active again";
+  EXPECT_EQ(pass(), Action::requeue(kFirstActivationLook))
+      << "no pod before the reset partition is active again";
   clock_.advance(1s);
   transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
   transport_->expect("POST", kPodsPath, 201, "{}");
@@ -622,7 +625,7 @@ TEST_F(ReconcilerTest, APartitionLostWhileActiveRestartsTheJobAndComesBackOnlyAf
   EXPECT_EQ(pass(), Action::requeue(500ms));
   EXPECT_FALSE(partition(kPartition));
   removeWorkerPod(0);
-  EXPECT_EQ(pass(), Action::requeue(500ms)) << "created again (on the same IPUs), activating";
+  EXPECT_EQ(pass(), Action::requeue(kFirstActivationLook)) << "created again (on the same IPUs), activating";
   ASSERT_TRUE(partition(kPartition));
   clock_.advance(1s);
   expectStatusPatch();  // active: reset for the new attempt, Creating

@@ -1,0 +1,356 @@
+// How long a user waits for a multi-host MPI job on real containers: from `kubectl create` of the job to all
+// of its worker pods Running, to its first rank's output, and to the job complete, for ipu-operator (the
+// ipu-runtime it injects starts the ranks: no sshd, no launcher pod) against the Kubeflow MPI Operator v0.8.2
+// run as its documentation says (a launcher Job whose mpirun starts the ranks over ssh, sshd in every worker
+// of the debian-mpi-ssh image, tools/images/build-debian-mpi-ssh.sh). Both run an mpi4py allreduce of 2 and
+// of 4 ranks, one per worker pod, in the same run on the real node (kubelet + containerd + runc), the two
+// operators' jobs alternating, each operator at its defaults. Writes JSON to ${IPU_BENCH_DIR}/
+// start_latency.json and a table to stderr.
+//
+// Clocks: the start is the host's clock just before `kubectl create` runs; "Running" and "complete" are when
+// a `kubectl get --watch` of the pods and of the job (started before the job) printed the change; a rank's
+// output time is what the rank read from the same host's clock right after MPI_Init, just before printing.
+// The MPI Operator's launcher is made only when its workers are Ready (launcherCreationPolicy
+// WaitForWorkersReady, its documented way of not starting ssh before the workers' DNS names exist);
+// the e2e cluster's vipu-sim takes 200 ms to activate each of our partitions.
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "operator_on_real_node.h"
+#include "run_summary.h"
+#include "subprocess.h"
+
+namespace ipu::testing {
+namespace {
+
+using Clock = std::chrono::system_clock;
+
+double now() {
+  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
+
+// Every rank prints when it came up (after MPI_Init, its own clock), then the allreduce of rank+1.
+const char* kAllreduce =
+    "import time; from mpi4py import MPI; up = time.time(); c = MPI.COMM_WORLD; r = c.Get_rank(); "
+    "print('rank %d up %.6f' % (r, up), flush=True); "
+    "print('rank %d of %d sum %d' % (r, c.Get_size(), c.allreduce(r + 1)), flush=True)";
+
+// A `kubectl get --watch` whose lines are kept with the host time each arrived.
+class TimedWatch {
+ public:
+  explicit TimedWatch(std::vector<std::string> argv) : process_(std::move(argv)) {
+    reader_ = std::jthread([this](std::stop_token stop) {
+      while (!stop.stop_requested()) {
+        auto line = process_.readLine(std::chrono::milliseconds(100));
+        if (!line) continue;
+        const double at = now();
+        std::lock_guard lock(mutex_);
+        lines_.emplace_back(at, *line);
+      }
+    });
+  }
+  ~TimedWatch() {
+    reader_.request_stop();
+    reader_.join();
+    process_.stop();
+  }
+
+  std::vector<std::pair<double, std::string>> lines() const {
+    std::lock_guard lock(mutex_);
+    return lines_;
+  }
+
+ private:
+  BackgroundProcess process_;
+  mutable std::mutex mutex_;
+  std::vector<std::pair<double, std::string>> lines_;
+  std::jthread reader_;
+};
+
+// The first time `workers` pods had been seen, from "<name> <phase>" lines; 0 if never.
+double allCreatedAt(const std::vector<std::pair<double, std::string>>& lines, int workers) {
+  std::set<std::string> names;
+  for (const auto& [at, line] : lines) {
+    names.insert(line.substr(0, line.find(' ')));
+    if (static_cast<int>(names.size()) >= workers) return at;
+  }
+  return 0;
+}
+
+// The first time every one of `workers` pods had been seen Running, from "<name> <phase>" lines; 0 if never.
+double allRunningAt(const std::vector<std::pair<double, std::string>>& lines, int workers) {
+  std::map<std::string, std::string> phases;
+  for (const auto& [at, line] : lines) {
+    std::istringstream in(line);
+    std::string name, phase;
+    in >> name >> phase;
+    phases[name] = phase;
+    const auto running = std::count_if(phases.begin(), phases.end(), [](const auto& p) {
+      return p.second == "Running" || p.second == "Succeeded";
+    });
+    if (running >= workers) return at;
+  }
+  return 0;
+}
+
+// The first line's time that `done` accepts; 0 if none.
+double firstAt(const std::vector<std::pair<double, std::string>>& lines,
+               const std::function<bool(const std::string&)>& done) {
+  for (const auto& [at, line] : lines) {
+    if (done(line)) return at;
+  }
+  return 0;
+}
+
+struct RankTimes {
+  double first = 0, last = 0;
+  int sums = 0;  // ranks that printed the right sum
+};
+
+RankTimes ranksIn(const std::string& logs, int workers) {
+  RankTimes times;
+  const std::string rightSum =
+      "of " + std::to_string(workers) + " sum " + std::to_string(workers * (workers + 1) / 2);
+  std::istringstream in(logs);
+  for (std::string line; std::getline(in, line);) {
+    // mpirun may tag the lines ("[1,0]<stdout>:rank 0 up ...").
+    const auto up = line.find(" up ");
+    if (line.find("rank ") != std::string::npos && up != std::string::npos) {
+      const double at = std::strtod(line.c_str() + up + 4, nullptr);
+      times.first = times.first == 0 ? at : std::min(times.first, at);
+      times.last = std::max(times.last, at);
+    }
+    if (line.find(rightSum) != std::string::npos) ++times.sums;
+  }
+  return times;
+}
+
+// One job's milestones, in seconds from its `kubectl create`.
+struct Milestones {
+  double workersCreated = 0, workersRunning = 0, firstRank = 0, allRanks = 0, complete = 0;
+};
+
+struct Series {
+  std::vector<double> workersCreated, workersRunning, firstRank, allRanks, complete, launchOverhead;
+  void add(const Milestones& m) {
+    workersCreated.push_back(m.workersCreated);
+    workersRunning.push_back(m.workersRunning);
+    firstRank.push_back(m.firstRank);
+    allRanks.push_back(m.allRanks);
+    complete.push_back(m.complete);
+    launchOverhead.push_back(m.firstRank - m.workersRunning);
+  }
+  Json json() const {
+    return {{"workers_created_seconds", minMedianMax(workersCreated)},
+            {"workers_running_seconds", minMedianMax(workersRunning)},
+            {"first_rank_output_seconds", minMedianMax(firstRank)},
+            {"all_ranks_output_seconds", minMedianMax(allRanks)},
+            {"complete_seconds", minMedianMax(complete)},
+            {"workers_running_to_first_rank_seconds", minMedianMax(launchOverhead)}};
+  }
+};
+
+class StartLatencyBench : public OperatorOnRealNodeTest {
+ protected:
+  void SetUp() override {
+    OperatorOnRealNodeTest::SetUp();
+    if (HasFatalFailure()) return;
+    const std::string bin = cluster().binDir();
+    auto crd = cluster().kubectl({"apply", "--server-side", "-f", bin + "/kubeflow.org_mpijobs.yaml"});
+    ASSERT_TRUE(crd.ok()) << crd.describe()
+                          << "\n(the MPI Operator is built by tools/build-tools.sh --peers)";
+    // `kubectl wait` fails outright while the new CRD has no conditions yet, so poll.
+    ASSERT_TRUE(eventually(
+        [&] {
+          return cluster()
+                     .kubectl({"get", "crd", "mpijobs.kubeflow.org", "-o",
+                               R"(jsonpath={.status.conditions[?(@.type=="Established")].status})"})
+                     .out == "True";
+        },
+        60s));
+    // As its deployment runs it, watching this namespace only and electing its leader here.
+    mpiOperator_ = std::make_unique<BackgroundProcess>(
+        std::vector<std::string>{bin + "/mpi-operator", "--kubeConfig", cluster().kubeconfig(), "--namespace",
+                                 ns(), "--lock-namespace", ns()});
+    ASSERT_TRUE(eventually(
+        [&] { return mpiOperator_->stderrText().find("Starting workers") != std::string::npos; }, 60s))
+        << mpiOperator_->stderrText();
+    sshImage_ = cluster().value("IPU_CLUSTER_IMAGE_DEBIAN_MPI_SSH");
+  }
+
+  void TearDown() override {
+    if (mpiOperator_) {
+      kubectl({"delete", "mpijobs", "--all", "--timeout", "60s"});
+      if (HasFailure()) std::cerr << "---- mpi-operator log ----\n" << mpiOperator_->stderrText();
+      mpiOperator_->stop();
+    }
+    OperatorOnRealNodeTest::TearDown();
+  }
+
+  std::vector<std::string> inNamespace(std::vector<std::string> args) const {
+    args.insert(args.begin(), {"-n", ns()});
+    return cluster().kubectlCommand(args);
+  }
+
+  // Creates the job, watching its pods and itself from before; waits for it to complete, deletes it and
+  // waits for its pods to go, so that the next job has the node to itself.
+  Milestones run(const std::string& resource, const std::string& name, const std::string& manifest,
+                 const std::string& workerSelector, const std::string& doneJsonPath, const std::string& done,
+                 const std::function<std::string()>& rankLogs, int workers) {
+    TimedWatch pods(inNamespace({"get", "pods", "--watch", "-l", workerSelector, "-o",
+                                 R"(jsonpath={.metadata.name} {.status.phase}{"\n"})"}));
+    TimedWatch job(inNamespace({"get", resource, "--watch", "--field-selector", "metadata.name=" + name, "-o",
+                                "jsonpath=" + doneJsonPath + R"({"\n"})"}));
+    const double start = now();
+    const auto created = kubectl({"create", "-f", "-"}, RunOptions{.input = manifest});
+    EXPECT_TRUE(created.ok()) << created.describe();
+    const bool completed = eventually(
+        [&] { return firstAt(job.lines(), [&](const std::string& line) { return line == done; }) > 0; }, 180s,
+        100ms);
+    EXPECT_TRUE(completed) << resource << " " << name
+                           << " did not complete: " << getJson(resource, name).dump();
+    const RankTimes ranks = ranksIn(rankLogs(), workers);
+    EXPECT_EQ(ranks.sums, workers) << name << ": every rank prints the right sum";
+    Milestones milestones{
+        allCreatedAt(pods.lines(), workers) - start, allRunningAt(pods.lines(), workers) - start,
+        ranks.first - start, ranks.last - start,
+        firstAt(job.lines(), [&](const std::string& line) { return line == done; }) - start};
+    kubectl({"delete", resource, name, "--wait=true", "--timeout", "60s"});
+    EXPECT_TRUE(eventually(
+        [&] {
+          return kubectl({"get", "pods", "-o", "name"}).out.empty();
+        },
+        60s))
+        << kubectl({"get", "pods"}).out;
+    return milestones;
+  }
+
+  Milestones runOurs(int workers, int index) {
+    const std::string name = "ours-" + std::to_string(workers) + "-" + std::to_string(index);
+    const std::string spec = R"({"workersPerJobInstance": ")" + std::to_string(workers) +
+                             R"(", "ipusPerJobInstance": ")" + std::to_string(workers) + R"("})";
+    return run(
+        "ipujob", name, jobRunning(name, Json::array({"python3", "-c", kAllreduce}), spec, debianMpi()),
+        "graphcore.ai/ipujob=" + name, "{.status.phase}", "Succeeded",
+        [&] {
+          return kubectl({"logs", name + "-worker-0", "-c", "train"}).out;
+        },
+        workers);
+  }
+
+  Milestones runTheirs(int workers, int index) {
+    const std::string name = "mpi-" + std::to_string(workers) + "-" + std::to_string(index);
+    return run(
+        "mpijob", name, mpiJob(name, workers).dump(),
+        "training.kubeflow.org/job-name=" + name + ",training.kubeflow.org/job-role=worker",
+        R"({.status.conditions[?(@.type=="Succeeded")].status})", "True",
+        [&] {
+          return kubectl(
+                     {"logs", "-l",
+                      "training.kubeflow.org/job-name=" + name + ",training.kubeflow.org/job-role=launcher",
+                      "--tail", "-1"})
+              .out;
+        },
+        workers);
+  }
+
+  // The MPIJob of the MPI Operator's documentation (root, OpenMPI, one slot per worker), on the real node:
+  // the workers have no command, so the operator runs sshd in them.
+  Json mpiJob(const std::string& name, int workers) const {
+    const auto onRealNode = [&](const Json& container) {
+      return Json{{"spec",
+                   {{"nodeSelector", {{"ipu-operator.dev/real-node", "true"}}},
+                    {"tolerations", Json::array({{{"key", "ipu-operator.dev/real-node"},
+                                                  {"operator", "Exists"},
+                                                  {"effect", "NoSchedule"}}})},
+                    {"terminationGracePeriodSeconds", 1},
+                    {"containers", Json::array({container})}}}};
+    };
+    const Json launcher = {{"name", "launcher"},
+                           {"image", sshImage_},
+                           {"imagePullPolicy", "Never"},
+                           {"command", Json::array({"mpirun", "--allow-run-as-root", "-n",
+                                                    std::to_string(workers), "python3", "-c", kAllreduce})}};
+    const Json worker = {{"name", "worker"}, {"image", sshImage_}, {"imagePullPolicy", "Never"}};
+    return {{"apiVersion", "kubeflow.org/v2beta1"},
+            {"kind", "MPIJob"},
+            {"metadata", {{"name", name}}},
+            {"spec",
+             {{"slotsPerWorker", 1},
+              {"launcherCreationPolicy", "WaitForWorkersReady"},
+              {"runPolicy", {{"cleanPodPolicy", "Running"}}},
+              {"mpiReplicaSpecs",
+               {{"Launcher", {{"replicas", 1}, {"template", onRealNode(launcher)}}},
+                {"Worker", {{"replicas", workers}, {"template", onRealNode(worker)}}}}}}}};
+  }
+
+  std::unique_ptr<BackgroundProcess> mpiOperator_;
+  std::string sshImage_;
+};
+
+int runsPerCase() {
+  const char* runs = std::getenv("IPU_BENCH_START_RUNS");
+  return runs ? std::max(1, std::atoi(runs)) : 10;
+}
+
+TEST_F(StartLatencyBench, FromCreateToFirstRankAgainstTheMpiOperator) {
+  const int runs = runsPerCase();
+  Json cases = Json::array();
+  std::ostringstream table;
+  table << std::fixed << std::setprecision(2);
+  table << "start latency, seconds from kubectl create (median [min-max] of " << runs << ")\n";
+  for (int workers : {2, 4}) {
+    Series ours, theirs;
+    for (int index = 0; index < runs; ++index) {
+      // Alternate which goes first, so that neither always follows the other's clean-up.
+      if (index % 2 == 0) {
+        ours.add(runOurs(workers, index));
+        theirs.add(runTheirs(workers, index));
+      } else {
+        theirs.add(runTheirs(workers, index));
+        ours.add(runOurs(workers, index));
+      }
+      if (HasFailure()) return;
+    }
+    Json oursJson = ours.json(), theirsJson = theirs.json();
+    const auto median = [](const Json& series, const char* figure) {
+      return series[figure]["median"].get<double>();
+    };
+    cases.push_back({{"workers", workers},
+                     {"ipu-operator", oursJson},
+                     {"mpi-operator", theirsJson},
+                     {"first_rank_output_speedup_median", median(theirsJson, "first_rank_output_seconds") /
+                                                              median(oursJson, "first_rank_output_seconds")},
+                     {"complete_speedup_median",
+                      median(theirsJson, "complete_seconds") / median(oursJson, "complete_seconds")}});
+    for (const auto& [tool, series] :
+         {std::pair{"ipu-operator", oursJson}, std::pair{"mpi-operator", theirsJson}}) {
+      table << std::setw(2) << workers << " workers  " << std::left << std::setw(13) << tool << std::right;
+      for (const char* figure :
+           {"workers_created_seconds", "workers_running_seconds", "first_rank_output_seconds",
+            "all_ranks_output_seconds", "complete_seconds", "workers_running_to_first_rank_seconds"}) {
+        table << "  " << figure << " " << median(series, figure) << " ["
+              << series[figure]["min"].get<double>() << "-" << series[figure]["max"].get<double>() << "]";
+      }
+      table << "\n";
+    }
+  }
+  const Json result = {{"benchmark", "start_latency"},
+                       {"runs_per_case", runs},
+                       {"vipu_activation_delay_ms", 200},
+                       {"mpi_operator_launcher_creation_policy", "WaitForWorkersReady"},
+                       {"cases", cases}};
+  std::ofstream(std::string(IPU_BENCH_DIR) + "/start_latency.json") << result.dump(2) << "\n";
+  std::cout << result.dump(2) << "\n";
+  std::cerr << table.str();
+}
+
+}  // namespace
+}  // namespace ipu::testing
