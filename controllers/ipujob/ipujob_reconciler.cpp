@@ -60,7 +60,8 @@ IpuJobReconciler::IpuJobReconciler(kube::RestClient& client, const kube::Store& 
       restarts_(partitions_, workers_, events, options_),
       kueue_(client, workerPods_, events, options_),
       multiKueue_(kueue_, events, options_, clock),
-      finalizer_(client, ipuJobResource(), kCleanupFinalizer) {}
+      ownWrites_(clock),
+      finalizer_(client, ipuJobResource(), kCleanupFinalizer, &ownWrites_) {}
 
 Result<Action> IpuJobReconciler::reconcile(const kube::ObjectPtr& job) {
   if (const std::string manager = api::managerOf(*job); manager != options_.controllerName) {
@@ -70,6 +71,11 @@ Result<Action> IpuJobReconciler::reconcile(const kube::ObjectPtr& job) {
     // Another install's job: never touched, not even its finalizer.
     return Action::awaitChange();
   }
+  // Still the version this process's last write of the job replaced: that write's watch event is on its way
+  // and queues the job again. A pass now would decide again what was decided (a second finalizer patch, an
+  // admission its precondition refuses, an Event sent twice). The requeue only guards against an event lost.
+  if (ownWrites_.behind(kube::objectKey(*job), stringMember(member(*job, "metadata"), "resourceVersion")))
+    return Action::requeue(std::chrono::seconds(1));
   // A job that holds partitions calls their controller in this pass: a slow one gets only its share of the
   // workers, and the job waits its turn without holding one.
   std::optional<VipuCallSlots::Slot> slot;
@@ -368,6 +374,7 @@ Status IpuJobReconciler::write(const JobPass& pass, const StepOutcome& outcome) 
   auto patched = client_.patch(ipuJobResource(), pass.identity.ns, pass.identity.name,
                                kube::PatchType::kMerge, patch, "status");
   if (!patched) return patched.error();
+  ownWrites_.wrote(pass.key, pass.resourceVersion);
   progressWrites_.written(pass.key);
   if (const char* point = outcome.failpointAfterWrite()) failpoint(point);
   return {};

@@ -107,6 +107,7 @@ class IpuJobReconciler final : public ctrl::Reconciler {
   RestartSteps restarts_;
   KueueSteps kueue_;
   MultiKueueDispatch multiKueue_;
+  ctrl::OwnWrites ownWrites_;  // before finalizer_, which records its writes in it
   ctrl::Finalizer finalizer_;
 };
 

@@ -24,10 +24,32 @@ bool beingDeleted(const Json& object) {
   return deletion != metadata.end() && !deletion->is_null();
 }
 
+// The API server answers a JSON patch whose `test` fails with 422 Unprocessable Entity, as it does an
+// invalid object; the only test here is that the object is the version read, so it is a conflict: read again
+// and retry, never an error retrying cannot fix.
+Status asConflictWhenUnprocessable(Result<Json> patched) {
+  if (patched) return {};
+  Error error = patched.error();
+  if (error.httpStatus == 422) {
+    error.code = ErrorCode::kConflict;
+    error.message += " (the object changed since it was read)";
+  }
+  return error;
+}
+
 }  // namespace
 
-Finalizer::Finalizer(kube::RestClient& client, kube::ResourceRef resource, std::string name)
-    : client_(client), resource_(std::move(resource)), name_(std::move(name)) {}
+Finalizer::Finalizer(kube::RestClient& client, kube::ResourceRef resource, std::string name,
+                     OwnWrites* ownWrites)
+    : client_(client), resource_(std::move(resource)), name_(std::move(name)), ownWrites_(ownWrites) {}
+
+void Finalizer::recordWrite(const Json& object) const {
+  if (ownWrites_ == nullptr) return;
+  const Json& metadata = metadataOf(object);
+  const std::string ns = metadata.value("namespace", "");
+  const std::string name = metadata.value("name", "");
+  ownWrites_->wrote(ns.empty() ? name : ns + "/" + name, metadata.value("resourceVersion", ""));
+}
 
 bool Finalizer::isSetOn(const Json& object) const {
   const Json finalizers = finalizersOf(object);
@@ -65,10 +87,10 @@ Status Finalizer::add(const Json& object) const {
                      {"value", metadata.value("resourceVersion", "")}});
     patch.push_back({{"op", "add"}, {"path", "/metadata/finalizers"}, {"value", Json::array({name_})}});
   }
-  auto patched = client_.patch(resource_, metadata.value("namespace", ""), metadata.value("name", ""),
-                               kube::PatchType::kJson, patch);
-  if (!patched) return patched.error();
-  return {};
+  Status added = asConflictWhenUnprocessable(client_.patch(
+      resource_, metadata.value("namespace", ""), metadata.value("name", ""), kube::PatchType::kJson, patch));
+  if (added) recordWrite(object);
+  return added;
 }
 
 Status Finalizer::remove(const Json& object) const {
@@ -84,8 +106,10 @@ Status Finalizer::remove(const Json& object) const {
   auto patched = client_.patch(resource_, metadata.value("namespace", ""), metadata.value("name", ""),
                                kube::PatchType::kJson, patch);
   // Already gone: the last finalizer went and the object with it; cleanup is done either way.
-  if (!patched && patched.error().code != ErrorCode::kNotFound) return patched.error();
-  return {};
+  if (!patched && patched.error().code == ErrorCode::kNotFound) return {};
+  Status removed = asConflictWhenUnprocessable(std::move(patched));
+  if (removed) recordWrite(object);
+  return removed;
 }
 
 }  // namespace ipu::ctrl

@@ -5,6 +5,7 @@
 
 #include "common/result.h"
 #include "ctrl/action.h"
+#include "ctrl/own_writes.h"
 #include "kube/resource.h"
 #include "kube/rest_client.h"
 
@@ -26,7 +27,9 @@ class Finalizer {
  public:
   using Step = std::function<Result<Action>(const Json& object)>;
 
-  Finalizer(kube::RestClient& client, kube::ResourceRef resource, std::string name);
+  // `ownWrites` (optional): where each finalizer patch records the version it replaced (read-your-writes).
+  Finalizer(kube::RestClient& client, kube::ResourceRef resource, std::string name,
+            OwnWrites* ownWrites = nullptr);
 
   Result<Action> run(const Json& object, const Step& apply, const Step& cleanup) const;
 
@@ -36,10 +39,12 @@ class Finalizer {
  private:
   Status add(const Json& object) const;
   Status remove(const Json& object) const;
+  void recordWrite(const Json& object) const;
 
   kube::RestClient& client_;
   kube::ResourceRef resource_;
   std::string name_;
+  OwnWrites* ownWrites_;
 };
 
 }  // namespace ipu::ctrl

@@ -301,6 +301,23 @@ TEST_F(ReconcilerTest, AdmissionRecordsThePartitionIdsConditionallyBeforeCreatin
   EXPECT_EQ(events_.reasons, (std::vector<std::string>{"Admitted"})) << "a routine step is no Event";
 }
 
+// Read-your-writes: a pass on a cache that still holds the version the admission write replaced (queued by
+// another job's change before the write's own event arrived) decides nothing again: no second admission
+// write, no second Admitted Event; it waits for the write's event, and the written version goes on.
+TEST_F(ReconcilerTest, APassOnTheVersionItsOwnWriteReplacedWaitsForThatWritesEvent) {
+  job_ = jobObject("");
+  const Json beforeTheWrite = job_;
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::awaitChange());
+  auto stale = reconciler_->reconcile(std::make_shared<const Json>(beforeTheWrite));
+  ASSERT_TRUE(stale.ok()) << stale.error().toString();
+  EXPECT_EQ(*stale, Action::requeue(1s)) << "only a guard against an event lost";
+  EXPECT_EQ(events_.reasons, (std::vector<std::string>{"Admitted"}));
+  EXPECT_FALSE(partition(kPartition));
+  EXPECT_EQ(pass(), Action::requeue(kFirstActivationLook)) << "the written version: created, activating";
+  EXPECT_TRUE(partition(kPartition));
+}
+
 // A process that starts after the admission was written (its reservation gone) while someone else took the
 // recorded IPUs places the job again, writes where before it creates anything there, and creates it in the
 // next pass: a crash in between leaves a partition on the IPUs status names, never one it would not adopt.

@@ -48,7 +48,8 @@ class FinalizerTest : public ::testing::Test {
   std::shared_ptr<FakeTransport> transport_ = std::make_shared<FakeTransport>();
   ipu::testing::SkippingClock clock_;
   kube::RestClient client_{transport_, kube::ClusterConfig{}, kube::ClientOptions{}, clock_};
-  Finalizer finalizer_{client_, kJobs, "graphcore.ai/ipujob-cleanup"};
+  OwnWrites ownWrites_{clock_};
+  Finalizer finalizer_{client_, kJobs, "graphcore.ai/ipujob-cleanup", &ownWrites_};
   int applied_ = 0;
   int cleaned_ = 0;
   bool cleanupFails_ = false;
@@ -115,14 +116,28 @@ TEST_F(FinalizerTest, DeletionWithoutOurFinalizerDoesNothing) {
   EXPECT_EQ(applied_, 0);
 }
 
-TEST_F(FinalizerTest, AConcurrentEditOfTheFinalizersIsAnErrorNotAnOverwrite) {
+// The API server answers a failed `test` with 422, as for an invalid object: here it can only mean that the
+// object changed since it was read, a conflict retried after reading again, not an error retrying cannot fix.
+TEST_F(FinalizerTest, AConcurrentEditOfTheFinalizersIsAConflictNotAnOverwrite) {
   transport_->expect(
       "PATCH", kPath, 422,
       R"({"kind":"Status","code":422,"reason":"Invalid","message":"the test operation failed"})");
   auto action = run(job());
   ASSERT_FALSE(action.ok());
-  EXPECT_EQ(action.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(action.error().code, ErrorCode::kConflict);
+  EXPECT_EQ(action.error().retryClass(), RetryClass::kConflict);
   EXPECT_EQ(applied_, 0);
+  EXPECT_FALSE(ownWrites_.behind("ml/bert", "7")) << "nothing was written";
+}
+
+// Read-your-writes: the version a finalizer patch replaced is recorded, so that a pass on a cache still
+// holding it can wait for the patch's own event.
+TEST_F(FinalizerTest, AddingTheFinalizerRecordsTheVersionItReplaced) {
+  transport_->expect("PATCH", kPath, 200, job(Json::array({"graphcore.ai/ipujob-cleanup"})).dump());
+  ASSERT_TRUE(run(job()).ok());
+  EXPECT_TRUE(ownWrites_.behind("ml/bert", "7"));
+  EXPECT_FALSE(ownWrites_.behind("ml/bert", "8")) << "a newer version is the write's, or later";
+  EXPECT_FALSE(ownWrites_.behind("ml/bert", "7")) << "seen newer: the entry ended";
 }
 
 }  // namespace

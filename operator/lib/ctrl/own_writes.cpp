@@ -1,0 +1,32 @@
+#include "ctrl/own_writes.h"
+
+#include <algorithm>
+
+namespace ipu::ctrl {
+
+void OwnWrites::wrote(const std::string& key, const std::string& readVersion) {
+  if (readVersion.empty()) return;  // nothing to recognise the old version by
+  const auto now = clock_.now();
+  std::lock_guard lock(mutex_);
+  if (replaced_.size() >= pruneAbove_) {
+    std::erase_if(replaced_, [&](const auto& entry) { return now - entry.second.at > forgetAfter_; });
+    pruneAbove_ = std::max<std::size_t>(64, 2 * replaced_.size());
+  }
+  replaced_[key] = {readVersion, now};
+}
+
+bool OwnWrites::behind(const std::string& key, const std::string& cachedVersion) {
+  std::lock_guard lock(mutex_);
+  const auto found = replaced_.find(key);
+  if (found == replaced_.end()) return false;
+  if (found->second.version == cachedVersion && clock_.now() - found->second.at <= forgetAfter_) return true;
+  replaced_.erase(found);
+  return false;
+}
+
+std::size_t OwnWrites::tracked() const {
+  std::lock_guard lock(mutex_);
+  return replaced_.size();
+}
+
+}  // namespace ipu::ctrl
