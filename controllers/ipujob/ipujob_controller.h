@@ -24,9 +24,10 @@ struct IpuJobControllerConfig {
   // Jobs in namespaces without an IPUQuota: admitted against capacity alone, or not at all.
   MissingQuotaPolicy missingQuota = MissingQuotaPolicy::kUnlimited;
   int workers = 2;
-  // A worker pod's change passes its job at once, and the changes of its pods within this time after it
-  // together when it ends (eight pods created, scheduled and started are some thirty changes): a fraction
-  // of the passes. A pod ending or going passes at once (workerEndedOrGone). Zero: a pass per change.
+  // A worker pod's change passes its job this much later, with every other change of its pods in that time
+  // (eight pods created, scheduled and started are some thirty changes): a job whose pods all start is
+  // written Running at most this late, for a fraction of the passes. A pod ending or going passes at once
+  // (workerEndedOrGone). Zero: a pass per change.
   Clock::Duration podEventBatch = std::chrono::seconds(1);
   // Orphaned partitions are removed at start-up and then every this often (zero: at start-up only); a
   // periodic sweep removes a partition found orphaned twice in a row. Dry run: only logged.

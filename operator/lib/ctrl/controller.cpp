@@ -60,16 +60,15 @@ void Controller::watchPrimary(kube::Informer& primary) {
 
 void Controller::watch(kube::Informer& informer, KeysFor keysFor, Batching batching) {
   informers_.push_back(&informer);
-  // A key's first change is queued at once and opens a window; the changes within it are held until it
-  // ends, where the queue, which keeps one key's earliest time, joins them into one reconcile.
-  std::shared_ptr<BatchWindow> window;
-  if (batching.window > Clock::Duration::zero()) window = std::make_shared<BatchWindow>(batching.window);
-  auto enqueue = [this, keysFor = std::move(keysFor), window, atOnce = std::move(batching.passesAtOnce)](
-                     const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
+  // The queue keeps one key's earliest time: the first held change of a batch sets when it is reconciled,
+  // and the changes after it within the window join that reconcile.
+  auto enqueue = [this, keysFor = std::move(keysFor), window = batching.window,
+                  atOnce = std::move(batching.passesAtOnce)](const kube::ObjectPtr& old,
+                                                             const kube::ObjectPtr& current) {
     if (!old && !current) return;
-    const bool held = window && !(atOnce && atOnce(old, current));
+    const bool held = window > Clock::Duration::zero() && !(atOnce && atOnce(old, current));
     for (const std::string& key : keysFor(old, current))
-      queue_.addAfter(key, held ? window->holdFor(key, clock_.now()) : Clock::Duration::zero());
+      queue_.addAfter(key, held ? window : Clock::Duration::zero());
   };
   informer.addHandlers(kube::EventHandlers{
       .onAdd = [enqueue](const kube::ObjectPtr& added) { enqueue(nullptr, added); },

@@ -9,7 +9,6 @@
 
 #include "common/clock.h"
 #include "common/result.h"
-#include "ctrl/batch_window.h"
 #include "ctrl/reconciler.h"
 #include "ctrl/work_queue.h"
 #include "ctrl/worker_pool.h"
@@ -24,8 +23,9 @@ using Json = nlohmann::json;
 using KeysFor =
     std::function<std::vector<std::string>(const kube::ObjectPtr& old, const kube::ObjectPtr& current)>;
 
-// How a watch's changes are batched (BatchWindow): `window` zero queues every change at once; a change
-// `passesAtOnce` accepts (the end of a child, say) is queued at once whatever the window.
+// How a watch's changes are batched: each is queued `window` later (zero: at once), so that the changes
+// within one window share one reconcile; a change `passesAtOnce` accepts (a child's end, say) is queued at
+// once whatever the window.
 struct Batching {
   Clock::Duration window{};
   std::function<bool(const kube::ObjectPtr& old, const kube::ObjectPtr& current)> passesAtOnce;
@@ -67,9 +67,8 @@ class Controller {
 
   // Before start(): every change of the primary informer's objects queues the object's own key.
   void watchPrimary(kube::Informer& primary);
-  // Before start(): every change of the informer's objects queues the keys `keysFor` gives; with a batching
-  // window, a key's first change at once and the changes within the window after it together when it ends
-  // (BatchWindow; see ControllerBuilder::owns), but those `passesAtOnce` accepts at once.
+  // Before start(): every change of the informer's objects queues the keys `keysFor` gives, the batching's
+  // window later (see ControllerBuilder::owns), those `passesAtOnce` accepts at once.
   void watch(kube::Informer& informer, KeysFor keysFor, Batching batching = {});
 
   // Starts the workers. The caller has waited for the informers to sync.

@@ -51,12 +51,10 @@ class ControllerBuilder {
   ControllerBuilder& forResource(const kube::ResourceRef& resource, OwnerKind kind,
                                  const kube::WatcherConfig& config = {});
   // Children whose controller ownerReference is an object of the primary kind. `batching.window`: a child's
-  // change queues its owner at once when none did within the window before, else when that window ends, so
-  // that the changes of its children in a burst (its pods scheduled, started, one after another) make at
-  // most two reconciles per window rather than one each (Kubernetes' Job controller batches its pod events
-  // too, but holds the first change as well); a lone change goes without delay, and so does any change
-  // `batching.passesAtOnce` accepts (a child ending). Zero: every change at once. A change of the owner
-  // itself is never held.
+  // change queues its owner that much later, so that the changes of its children within that time (its pods
+  // scheduled, started, one after another) make one reconcile rather than one each, as Kubernetes' Job
+  // controller batches its pod events; a change `batching.passesAtOnce` accepts (a child ending) is queued
+  // at once. Zero: every change at once. A change of the owner itself is never held.
   ControllerBuilder& owns(const kube::ResourceRef& resource, const kube::WatcherConfig& config = {},
                           Batching batching = {});
   ControllerBuilder& watches(const kube::ResourceRef& resource, KeysFor keysFor,

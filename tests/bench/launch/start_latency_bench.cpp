@@ -179,9 +179,16 @@ class StartLatencyBench : public OperatorOnRealNodeTest {
     mpiOperator_ = std::make_unique<BackgroundProcess>(
         std::vector<std::string>{bin + "/mpi-operator", "--kubeConfig", cluster().kubeconfig(), "--namespace",
                                  ns(), "--lock-namespace", ns()});
+    // It serves its health check on :8080, which it cannot be told otherwise: that port must be free.
+    std::optional<int> exited;
     ASSERT_TRUE(eventually(
-        [&] { return mpiOperator_->stderrText().find("Starting workers") != std::string::npos; }, 60s))
+        [&] {
+          exited = mpiOperator_->wait(std::chrono::milliseconds(0));
+          return exited || mpiOperator_->stderrText().find("Starting workers") != std::string::npos;
+        },
+        60s))
         << mpiOperator_->stderrText();
+    ASSERT_FALSE(exited) << "the MPI Operator exited (" << *exited << "):\n" << mpiOperator_->stderrText();
     sshImage_ = cluster().value("IPU_CLUSTER_IMAGE_DEBIAN_MPI_SSH");
   }
 
