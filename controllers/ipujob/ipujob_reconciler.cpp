@@ -374,7 +374,8 @@ Status IpuJobReconciler::write(const JobPass& pass, const StepOutcome& outcome) 
   auto patched = client_.patch(ipuJobResource(), pass.identity.ns, pass.identity.name,
                                kube::PatchType::kMerge, patch, "status");
   if (!patched) return patched.error();
-  ownWrites_.wrote(pass.key, pass.resourceVersion);
+  ownWrites_.wrote(pass.key, pass.resourceVersion,
+                   stringMember(member(*patched, "metadata"), "resourceVersion"));
   progressWrites_.written(pass.key);
   if (const char* point = outcome.failpointAfterWrite()) failpoint(point);
   return {};

@@ -27,7 +27,7 @@ bool beingDeleted(const Json& object) {
 // The API server answers a JSON patch whose `test` fails with 422 Unprocessable Entity, as it does an
 // invalid object; the only test here is that the object is the version read, so it is a conflict: read again
 // and retry, never an error retrying cannot fix.
-Status asConflictWhenUnprocessable(Result<Json> patched) {
+Status asConflictWhenUnprocessable(const Result<Json>& patched) {
   if (patched) return {};
   Error error = patched.error();
   if (error.httpStatus == 422) {
@@ -43,12 +43,13 @@ Finalizer::Finalizer(kube::RestClient& client, kube::ResourceRef resource, std::
                      OwnWrites* ownWrites)
     : client_(client), resource_(std::move(resource)), name_(std::move(name)), ownWrites_(ownWrites) {}
 
-void Finalizer::recordWrite(const Json& object) const {
+void Finalizer::recordWrite(const Json& object, const Json& written) const {
   if (ownWrites_ == nullptr) return;
   const Json& metadata = metadataOf(object);
   const std::string ns = metadata.value("namespace", "");
   const std::string name = metadata.value("name", "");
-  ownWrites_->wrote(ns.empty() ? name : ns + "/" + name, metadata.value("resourceVersion", ""));
+  ownWrites_->wrote(ns.empty() ? name : ns + "/" + name, metadata.value("resourceVersion", ""),
+                    metadataOf(written).value("resourceVersion", ""));
 }
 
 bool Finalizer::isSetOn(const Json& object) const {
@@ -87,10 +88,10 @@ Status Finalizer::add(const Json& object) const {
                      {"value", metadata.value("resourceVersion", "")}});
     patch.push_back({{"op", "add"}, {"path", "/metadata/finalizers"}, {"value", Json::array({name_})}});
   }
-  Status added = asConflictWhenUnprocessable(client_.patch(
-      resource_, metadata.value("namespace", ""), metadata.value("name", ""), kube::PatchType::kJson, patch));
-  if (added) recordWrite(object);
-  return added;
+  const auto patched = client_.patch(resource_, metadata.value("namespace", ""), metadata.value("name", ""),
+                                     kube::PatchType::kJson, patch);
+  if (patched) recordWrite(object, *patched);
+  return asConflictWhenUnprocessable(patched);
 }
 
 Status Finalizer::remove(const Json& object) const {
@@ -107,9 +108,8 @@ Status Finalizer::remove(const Json& object) const {
                                kube::PatchType::kJson, patch);
   // Already gone: the last finalizer went and the object with it; cleanup is done either way.
   if (!patched && patched.error().code == ErrorCode::kNotFound) return {};
-  Status removed = asConflictWhenUnprocessable(std::move(patched));
-  if (removed) recordWrite(object);
-  return removed;
+  if (patched) recordWrite(object, *patched);
+  return asConflictWhenUnprocessable(patched);
 }
 
 }  // namespace ipu::ctrl

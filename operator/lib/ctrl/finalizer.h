@@ -39,7 +39,7 @@ class Finalizer {
  private:
   Status add(const Json& object) const;
   Status remove(const Json& object) const;
-  void recordWrite(const Json& object) const;
+  void recordWrite(const Json& object, const Json& written) const;
 
   kube::RestClient& client_;
   kube::ResourceRef resource_;

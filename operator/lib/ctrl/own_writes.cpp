@@ -4,10 +4,15 @@
 
 namespace ipu::ctrl {
 
-void OwnWrites::wrote(const std::string& key, const std::string& readVersion) {
-  if (readVersion.empty()) return;  // nothing to recognise the old version by
+void OwnWrites::wrote(const std::string& key, const std::string& readVersion,
+                      const std::string& writtenVersion) {
   const auto now = clock_.now();
   std::lock_guard lock(mutex_);
+  // Nothing to recognise the old version by, or nothing changed: no event is on its way.
+  if (readVersion.empty() || writtenVersion.empty() || writtenVersion == readVersion) {
+    replaced_.erase(key);
+    return;
+  }
   if (replaced_.size() >= pruneAbove_) {
     std::erase_if(replaced_, [&](const auto& entry) { return now - entry.second.at > forgetAfter_; });
     pruneAbove_ = std::max<std::size_t>(64, 2 * replaced_.size());

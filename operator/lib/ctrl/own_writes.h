@@ -22,8 +22,10 @@ class OwnWrites {
   explicit OwnWrites(Clock& clock, Clock::Duration forgetAfter = std::chrono::minutes(1))
       : clock_(clock), forgetAfter_(forgetAfter) {}
 
-  // A write of `key`'s object, made from the version `readVersion`, succeeded.
-  void wrote(const std::string& key, const std::string& readVersion);
+  // A write of `key`'s object, made from the version `readVersion`, succeeded and left `writtenVersion` (the
+  // version in the API server's answer). A write that changed nothing leaves the version it read: its event
+  // never comes, so it is not recorded (and ends an entry of the key).
+  void wrote(const std::string& key, const std::string& readVersion, const std::string& writtenVersion);
   // Whether the cache's `cachedVersion` of `key` is the one this process's last write replaced (its event
   // has not arrived). A newer version ends the entry.
   bool behind(const std::string& key, const std::string& cachedVersion);

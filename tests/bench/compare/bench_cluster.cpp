@@ -28,12 +28,15 @@ std::string script() {
 
 }  // namespace
 
-BenchCluster::BenchCluster(std::string dir, int nodes) : dir_(std::move(dir)) {
+BenchCluster::BenchCluster(std::string dir, int nodes, const std::vector<std::string>& ipuPods)
+    : dir_(std::move(dir)) {
   testing::run({script(), "down", "--dir", dir_}, {.timeout = std::chrono::minutes(2)});
+  std::string pods;
+  for (const std::string& pod : ipuPods) pods += (pods.empty() ? "" : ",") + pod;
   const auto up =
       // A hundred simulated nodes take kwok longer than the script's default two minutes to report Ready.
-      testing::run({script(), "up", "--dir", dir_, "--nodes", std::to_string(nodes), "--audit-all",
-                    "--timeout", "600"},
+      testing::run({script(), "up", "--dir", dir_, "--nodes", std::to_string(nodes), "--ipu-pods", pods,
+                    "--audit-all", "--timeout", "600"},
                    {.timeout = std::chrono::minutes(30)});
   if (!up.ok()) throw std::runtime_error("tools/cluster.sh up: " + up.describe());
   auto env = readEnvFile(dir_ + "/cluster.env");

@@ -16,7 +16,8 @@ namespace ipu::bench {
 class BenchCluster {
  public:
   // Throws with the script's output when the cluster does not come up.
-  BenchCluster(std::string dir, int nodes);
+  // `ipuPods`: the IPU-POD names the nodes are spread over (tools/cluster.sh --ipu-pods).
+  BenchCluster(std::string dir, int nodes, const std::vector<std::string>& ipuPods = {"pod64"});
   ~BenchCluster();
   BenchCluster(const BenchCluster&) = delete;
   BenchCluster& operator=(const BenchCluster&) = delete;

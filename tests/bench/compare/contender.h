@@ -53,6 +53,9 @@ class Contender {
   // Whether a request with this User-Agent is the contender's.
   virtual bool owns(const std::string& userAgent) const = 0;
   // Installs what the contender's jobs need before any is created (its CRD); the IPUJob CRD is always there.
+  // The IPU-POD names the cluster's simulated nodes are labelled with (they reach those PODs): a contender
+  // with several V-IPU controllers names each controller's.
+  virtual std::vector<std::string> ipuPods() const { return {"pod64"}; }
   virtual void prepare(const BenchCluster& /*cluster*/) {}
   // Starts against the cluster (namespace `ns` exists) and returns once it acts on jobs (holds its lease).
   virtual void start(const BenchCluster& cluster, const std::string& ns) = 0;

@@ -28,16 +28,34 @@ class IpuOperator final : public IpuJobContender {
   const ClientSettings& settings() const override { return settings_; }
   bool owns(const std::string& userAgent) const override { return userAgent == "ipu-operator"; }
 
+  // One V-IPU controller per 16,384 IPUs (vipu-sim's largest: 64 IPU-Link domains of 256), as a facility
+  // larger than that runs several V-IPU clusters; the first is pod64, the next pod64-2, pod64-3...
+  std::vector<std::string> ipuPods() const override {
+    std::vector<std::string> names;
+    const int controllers = std::max(1, (ipus_ + kIpusPerController - 1) / kIpusPerController);
+    for (int i = 0; i < controllers; ++i)
+      names.push_back(i == 0 ? "pod64" : "pod64-" + std::to_string(i + 1));
+    return names;
+  }
+
   void start(const BenchCluster& cluster, const std::string& ns) override {
     std::filesystem::create_directories(directory_);
-    std::string failure;
-    // IPU-Link domains of 256 IPUs, as many as the scenario's jobs need (64 for 16,384 IPUs), so admission
-    // never waits. The partitions activate after vipu-sim's default delay (1 s, PS_PENDING until then), as a
-    // real controller's take a while to power up: a job's pods wait for it.
-    const int domains = std::max(1, (ipus_ + 255) / 256);
-    sim_ = vipu::testing::SimProcess::start(
-        directory_, {"--ilds", std::to_string(domains), "--ild-size", "256"}, 0, failure);
-    if (!sim_) throw std::runtime_error("vipu-sim: " + failure);
+    // IPU-Link domains of 256 IPUs, as many as the scenario's jobs need (64 for 16,384 IPUs, in each of as
+    // many controllers as that takes), so admission never waits. The partitions activate after vipu-sim's
+    // default delay (1 s, PS_PENDING until then), as a real controller's take a while to power up: a job's
+    // pods wait for it.
+    int left = ipus_;
+    for (const std::string& pod : ipuPods()) {
+      const int ipus = std::min(left, kIpusPerController);
+      left -= ipus;
+      const int domains = std::max(1, (ipus + 255) / 256);
+      std::string failure;
+      std::filesystem::create_directories(directory_ + "/" + pod);
+      auto sim = vipu::testing::SimProcess::start(
+          directory_ + "/" + pod, {"--ilds", std::to_string(domains), "--ild-size", "256"}, 0, failure);
+      if (!sim) throw std::runtime_error("vipu-sim for " + pod + ": " + failure);
+      sims_.emplace_back(pod, std::move(sim));
+    }
     launch(cluster, ns);
     waitForLeaseHolder(cluster, ns, "ipu-operator", std::chrono::seconds(60));
   }
@@ -61,7 +79,7 @@ class IpuOperator final : public IpuJobContender {
 
   void stop() override {
     stopRunning(*process_, "ipu-operator");
-    sim_->stop();
+    for (auto& [pod, sim] : sims_) sim->stop();
     std::filesystem::remove_all(directory_);
   }
 
@@ -89,25 +107,14 @@ class IpuOperator final : public IpuJobContender {
   void launch(const BenchCluster& cluster, const std::string& ns, std::vector<std::string> argv = {}) {
     const auto port = [] { return "127.0.0.1:" + std::to_string(testing::freeLoopbackPort()); };
     metrics_ = port();
-    const std::vector<std::string> operatorArgv{operatorBinary(),
-                                                "--kubeconfig",
-                                                cluster.kubeconfig(),
-                                                "--vipu-controller",
-                                                "pod64=" + sim_->endpoint(),
-                                                "--leader-election-namespace",
-                                                ns,
-                                                "--qps",
-                                                std::to_string(settings_.qps),
-                                                "--burst",
-                                                std::to_string(settings_.burst),
-                                                "--workers",
-                                                std::to_string(settings_.workers),
-                                                "--runtime-image",
-                                                "ipu-runtime:bench",
-                                                "--metrics-bind-address",
-                                                metrics_,
-                                                "--health-probe-bind-address",
-                                                port()};
+    std::vector<std::string> operatorArgv{operatorBinary(), "--kubeconfig", cluster.kubeconfig()};
+    for (const auto& [pod, sim] : sims_)
+      operatorArgv.insert(operatorArgv.end(), {"--vipu-controller", pod + "=" + sim->endpoint()});
+    operatorArgv.insert(
+        operatorArgv.end(),
+        {"--leader-election-namespace", ns, "--qps", std::to_string(settings_.qps), "--burst",
+         std::to_string(settings_.burst), "--workers", std::to_string(settings_.workers), "--runtime-image",
+         "ipu-runtime:bench", "--metrics-bind-address", metrics_, "--health-probe-bind-address", port()});
     argv.insert(argv.end(), operatorArgv.begin(), operatorArgv.end());
     process_ = std::make_unique<testing::BackgroundProcess>(std::move(argv));
   }
@@ -116,7 +123,8 @@ class IpuOperator final : public IpuJobContender {
   std::string directory_;
   int ipus_;
   std::string metrics_;  // its metrics endpoint, host:port
-  std::unique_ptr<vipu::testing::SimProcess> sim_;
+  static constexpr int kIpusPerController = 64 * 256;
+  std::vector<std::pair<std::string, std::unique_ptr<vipu::testing::SimProcess>>> sims_;
   std::unique_ptr<testing::BackgroundProcess> process_;
 };
 

@@ -24,7 +24,7 @@ void warmUp(kube::RestClient& client, const Contender& contender) {
 }
 
 BenchRun::BenchRun(Contender& contender, const std::string& clusterDir, int podCount)
-    : cluster(clusterDir, nodesFor(podCount)) {
+    : cluster(clusterDir, nodesFor(podCount), contender.ipuPods()) {
   cluster.installCrd(std::string(IPU_SOURCE_DIR) + "/crds/", "ipujobs.graphcore.ai");
   cluster.kubectl({"create", "namespace", ns});
   contender.prepare(cluster);

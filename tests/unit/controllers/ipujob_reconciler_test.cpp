@@ -307,7 +307,7 @@ TEST_F(ReconcilerTest, AdmissionRecordsThePartitionIdsConditionallyBeforeCreatin
 TEST_F(ReconcilerTest, APassOnTheVersionItsOwnWriteReplacedWaitsForThatWritesEvent) {
   job_ = jobObject("");
   const Json beforeTheWrite = job_;
-  expectStatusPatch();
+  transport_->expect("PATCH", kStatusPath, 200, R"({"metadata": {"resourceVersion": "2"}})");
   EXPECT_EQ(pass(), Action::awaitChange());
   auto stale = reconciler_->reconcile(std::make_shared<const Json>(beforeTheWrite));
   ASSERT_TRUE(stale.ok()) << stale.error().toString();
@@ -316,6 +316,18 @@ TEST_F(ReconcilerTest, APassOnTheVersionItsOwnWriteReplacedWaitsForThatWritesEve
   EXPECT_FALSE(partition(kPartition));
   EXPECT_EQ(pass(), Action::requeue(kFirstActivationLook)) << "the written version: created, activating";
   EXPECT_TRUE(partition(kPartition));
+}
+
+// A status write the API server found already applied (the object as patched: its version unchanged) sends
+// no event: the next pass on that version runs instead of waiting for one.
+TEST_F(ReconcilerTest, AWriteThatChangedNothingDoesNotHoldTheNextPass) {
+  job_ = jobObject("");
+  const Json beforeTheWrite = job_;
+  transport_->expect("PATCH", kStatusPath, 200, R"({"metadata": {"resourceVersion": "1"}})");
+  EXPECT_EQ(pass(), Action::awaitChange());
+  job_ = beforeTheWrite;
+  job_["status"] = lastStatusPatch_["status"];  // the cache with the status as written, same version
+  EXPECT_EQ(pass(), Action::requeue(kFirstActivationLook)) << "not held: created, activating";
 }
 
 // A process that starts after the admission was written (its reservation gone) while someone else took the

@@ -133,7 +133,9 @@ TEST_F(FinalizerTest, AConcurrentEditOfTheFinalizersIsAConflictNotAnOverwrite) {
 // Read-your-writes: the version a finalizer patch replaced is recorded, so that a pass on a cache still
 // holding it can wait for the patch's own event.
 TEST_F(FinalizerTest, AddingTheFinalizerRecordsTheVersionItReplaced) {
-  transport_->expect("PATCH", kPath, 200, job(Json::array({"graphcore.ai/ipujob-cleanup"})).dump());
+  Json written = job(Json::array({"graphcore.ai/ipujob-cleanup"}));
+  written["metadata"]["resourceVersion"] = "8";
+  transport_->expect("PATCH", kPath, 200, written.dump());
   ASSERT_TRUE(run(job()).ok());
   EXPECT_TRUE(ownWrites_.behind("ml/bert", "7"));
   EXPECT_FALSE(ownWrites_.behind("ml/bert", "8")) << "a newer version is the write's, or later";
