@@ -215,20 +215,18 @@ class StartLatencyBench : public OperatorOnRealNodeTest {
                                  R"(jsonpath={.metadata.name} {.status.phase}{"\n"})"}));
     TimedWatch job(inNamespace({"get", resource, "--watch", "--field-selector", "metadata.name=" + name, "-o",
                                 "jsonpath=" + doneJsonPath + R"({"\n"})"}));
+    const auto isDone = [&done](const std::string& line) { return line == done; };
     const double start = now();
     const auto created = kubectl({"create", "-f", "-"}, RunOptions{.input = manifest});
     EXPECT_TRUE(created.ok()) << created.describe();
-    const bool completed = eventually(
-        [&] { return firstAt(job.lines(), [&](const std::string& line) { return line == done; }) > 0; }, 180s,
-        100ms);
+    const bool completed = eventually([&] { return firstAt(job.lines(), isDone) > 0; }, 180s, 100ms);
     EXPECT_TRUE(completed) << resource << " " << name
                            << " did not complete: " << getJson(resource, name).dump();
     const RankTimes ranks = ranksIn(rankLogs(), workers);
     EXPECT_EQ(ranks.sums, workers) << name << ": every rank prints the right sum";
-    Milestones milestones{
-        allCreatedAt(pods.lines(), workers) - start, allRunningAt(pods.lines(), workers) - start,
-        ranks.first - start, ranks.last - start,
-        firstAt(job.lines(), [&](const std::string& line) { return line == done; }) - start};
+    Milestones milestones{allCreatedAt(pods.lines(), workers) - start,
+                          allRunningAt(pods.lines(), workers) - start, ranks.first - start,
+                          ranks.last - start, firstAt(job.lines(), isDone) - start};
     kubectl({"delete", resource, name, "--wait=true", "--timeout", "60s"});
     EXPECT_TRUE(eventually(
         [&] {
