@@ -150,6 +150,7 @@ IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu
   controller_ =
       &builder.withOptions({.workers = config.workers, .observer = std::move(config.reconcileObserved)})
            .complete(reconciler_);
+  reconciler_.wakeWith([controller = controller_](const std::string& key) { controller->enqueue(key); });
   auto sweepAll = [this, &vipu](bool confirmed) {
     for (const auto& target : vipu.targets()) {
       if (auto swept = sweeper_.sweep(target.name, *target.api, confirmed); !swept) {

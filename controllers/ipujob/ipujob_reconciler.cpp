@@ -80,8 +80,9 @@ Result<Action> IpuJobReconciler::reconcile(const kube::ObjectPtr& job) {
   // workers, and the job waits its turn without holding one.
   std::optional<VipuCallSlots::Slot> slot;
   if (const auto held = heldPartitionsOf(*job); !held.empty()) {
-    slot = vipuSlots_.tryAcquire(held.front().controller);
-    if (!slot) return Action::requeue(options_.vipuSlotRetry);
+    slot = vipuSlots_.tryAcquire(held.front().controller, kube::objectKey(*job));
+    // Woken when a slot comes back; the requeue only guards against a wake that found nothing to do.
+    if (!slot) return Action::requeue(options_.vipuSlotGuard);
   }
   return finalizer_.run(
       *job, [this](const Json& current) { return apply(current); },

@@ -66,6 +66,10 @@ class IpuJobReconciler final : public ctrl::Reconciler {
   // a change.
   ctrl::Retry onError(const kube::ObjectPtr& job, const Error& error) override;
 
+  // Queues a job's pass again; a job waiting for a V-IPU call slot is woken with it when one comes back. Set
+  // before the first pass.
+  void wakeWith(VipuCallSlots::Wake wake) { vipuSlots_.wakeWith(std::move(wake)); }
+
   const std::string& partitionIdPrefix() const { return options_.partitionIdPrefix; }
   const std::string& controllerName() const { return options_.controllerName; }
 

@@ -57,9 +57,9 @@ struct ReconcilerOptions {
   // force-deleted once the IPUs it could reach are reset or released. Zero: never.
   Clock::Duration podDeletionTimeout = std::chrono::minutes(2);
   // Passes acting on one V-IPU controller at once (VipuCallSlots); 0: no bound. A pass that finds its
-  // controller's slots taken looks again after vipuSlotRetry.
+  // controller's slots taken is woken when one comes back, and looks again after vipuSlotGuard at the latest.
   int vipuPassesPerController = 0;
-  Clock::Duration vipuSlotRetry = std::chrono::milliseconds(200);
+  Clock::Duration vipuSlotGuard = std::chrono::seconds(2);
   // Something only another party can clear (a child's name or a partition id still held by an earlier job of
   // the same name): look again this often.
   Clock::Duration waitRetry = std::chrono::seconds(1);
