@@ -9,12 +9,17 @@ BuddyMap::BuddyMap(const Topology& topology, const IpuSet& taken)
     : topLevel_(static_cast<std::uint32_t>(std::countr_zero(topology.maxPartitionSize()))) {
   const std::uint32_t total = topology.totalIpus();
   free_.resize(topLevel_ + 1);
+  freeCount_.assign(topLevel_ + 1, 0);
   free_[0].resize(total);
-  for (std::uint32_t ipu = 0; ipu < total; ++ipu) free_[0][ipu] = taken.contains(ipu) ? 0 : 1;
+  for (std::uint32_t ipu = 0; ipu < total; ++ipu) {
+    free_[0][ipu] = taken.contains(ipu) ? 0 : 1;
+    freeCount_[0] += free_[0][ipu];
+  }
   for (std::uint32_t level = 1; level <= topLevel_; ++level) {
     free_[level].resize(total >> level);
     for (std::uint32_t index = 0; index < free_[level].size(); ++index) {
       free_[level][index] = free_[level - 1][2 * index] & free_[level - 1][2 * index + 1];
+      freeCount_[level] += free_[level][index];
     }
   }
 }
@@ -59,6 +64,7 @@ void BuddyMap::occupy(const IpuBlock& block) {
     // Levels up to the block's own cover it with several blocks; above it, one ancestor per level.
     const std::uint32_t endIndex = std::max(firstIndex + 1, block.end() >> level);
     for (std::uint32_t index = firstIndex; index < endIndex && index < free_[level].size(); ++index) {
+      freeCount_[level] -= free_[level][index];
       free_[level][index] = 0;
     }
   }
@@ -68,7 +74,7 @@ std::uint32_t BuddyMap::countFree(std::uint32_t size) const {
   if (!isPowerOfTwo(size)) return 0;
   const auto level = static_cast<std::uint32_t>(std::countr_zero(size));
   if (level > topLevel_) return 0;
-  return static_cast<std::uint32_t>(std::count(free_[level].begin(), free_[level].end(), 1));
+  return freeCount_[level];
 }
 
 std::vector<std::uint32_t> BuddyMap::maximalFreeBlockSizes() const {
@@ -83,7 +89,7 @@ std::vector<std::uint32_t> BuddyMap::maximalFreeBlockSizes() const {
 
 std::uint32_t BuddyMap::largestFreeBlock() const {
   for (std::uint32_t level = topLevel_ + 1; level-- > 0;) {
-    if (std::find(free_[level].begin(), free_[level].end(), 1) != free_[level].end()) return 1u << level;
+    if (freeCount_[level] > 0) return 1u << level;
   }
   return 0;
 }

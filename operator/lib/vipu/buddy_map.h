@@ -43,6 +43,9 @@ class BuddyMap {
   // free_[level][index] != 0: block [index << level, (index + 1) << level) is entirely free. Blocks that
   // would run past the last IPU do not exist (a cluster of 3 ILDs has no second 2-ILD block).
   std::vector<std::vector<std::uint8_t>> free_;
+  // freeCount_[level]: how many of free_[level] are free, kept with it. A plan asks for the free summary
+  // once per queued job: counted, that was a pass over every IPU of the cluster each time.
+  std::vector<std::uint32_t> freeCount_;
 };
 
 }  // namespace ipu::vipu

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "vipu/buddy_map.h"
 #include "vipu/partition_planner.h"
 
 namespace ipu::vipu {
@@ -356,6 +357,30 @@ void runRandomSequence(const Topology& topology, std::uint32_t seed, int operati
       }
       model.set(*firstBlock, true);
       ASSERT_EQ(model.fragmentationProfile(), chosen);
+    }
+  }
+}
+
+// The counts a BuddyMap keeps as blocks are occupied (what a gang's placement does instance by instance) are
+// those of a map built afresh from the same taken IPUs, at every size.
+TEST(VipuPlannerPropertyTest, FreeCountsKeptWhileOccupyingMatchAMapBuiltAfresh) {
+  const Topology topology = topologyOf("pod256", 4, 64);
+  std::mt19937 random(7);
+  for (int sequence = 0; sequence < 50; ++sequence) {
+    IpuSet taken(topology.totalIpus());
+    BuddyMap kept(topology, taken);
+    for (int step = 0; step < 40; ++step) {
+      const std::uint32_t size = 1u << (random() % 7);  // 1 to 64 IPUs
+      const auto block = kept.bestFit(size);
+      if (!block) break;
+      kept.occupy(*block);
+      taken.insert(*block);
+      const BuddyMap fresh(topology, taken);
+      for (std::uint32_t each = 1; each <= topology.maxPartitionSize(); each *= 2)
+        ASSERT_EQ(kept.countFree(each), fresh.countFree(each)) << "size " << each << " at step " << step;
+      ASSERT_EQ(kept.freeIpus(), fresh.freeIpus());
+      ASSERT_EQ(kept.largestFreeBlock(), fresh.largestFreeBlock());
+      ASSERT_EQ(kept.maximalFreeBlockSizes(), fresh.maximalFreeBlockSizes());
     }
   }
 }
