@@ -37,20 +37,18 @@ Admitter::Admitter(VipuInventory& inventory, const kube::Store& jobs, const kube
       strategy_(strategy),
       passObserved_(std::move(passObserved)) {}
 
-const std::optional<AdmissionRequest>& Admitter::requestFor(const Json& job) {
-  const Json& metadata = member(job, "metadata");
-  const std::string version = stringMember(metadata, "resourceVersion");
-  auto& cached = parsed_[api::identityOf(job).uid];
-  if (cached.resourceVersion == version && !version.empty()) return cached.request;
-  cached.resourceVersion = version;
-  cached.request.reset();
-  auto parsed = api::parseIpuJob(job);
-  if (!parsed) return cached.request;  // its own reconcile fails it with the reason
-  AdmissionRequest request = admissionRequestOf(*parsed, stringMember(metadata, "creationTimestamp"));
-  request.key = kube::objectKey(job);
-  request.queuedByKueue = api::queuedByKueue(job);
-  cached.request = std::move(request);
-  return cached.request;
+const std::optional<AdmissionRequest>& Admitter::requestFor(const kube::ObjectPtr& job) {
+  JobFacts& facts = facts_.of(job);
+  if (!facts.request) {
+    std::optional<AdmissionRequest> request;
+    if (auto parsed = api::parseIpuJob(*job)) {
+      request = admissionRequestOf(*parsed, stringMember(member(*job, "metadata"), "creationTimestamp"));
+      request->key = facts.key;
+      request->queuedByKueue = api::queuedByKueue(*job);
+    }
+    facts.request = std::move(request);
+  }
+  return *facts.request;
 }
 
 const char* toString(ReservationEnd end) {
@@ -175,19 +173,23 @@ bool Admitter::memoCurrent(const std::string& key) {
 }
 
 std::uint64_t Admitter::fingerprint() const {
+  // Every waiting job's pass asks after another job's admission moved the store: worked out once per store
+  // revision, not once per waiting job. Read before the walk: a change during it moves the revision past.
+  const Revisions revisions{jobs_.revision(), quotas_ != nullptr ? quotas_->revision() : 0};
+  if (fingerprintMemo_.first == revisions) return fingerprintMemo_.second;
   // What a pass reads of each job: its spec (generation), whether it is alive and the partitions it holds;
   // of each quota, its spec (by uid: a quota deleted and made again starts at generation 1 again). Not the
   // status a pass writes itself, nor a quota's counts and ledger.
   std::uint64_t hash = 0xcbf29ce484222325ULL;
   const auto mix = [&hash](std::string_view text) { hash = (hash ^ stableHash(text)) * 0x100000001b3ULL; };
   for (const kube::ObjectPtr& object : jobs_.list()) {
-    const Json& job = *object;
-    mix(kube::objectKey(job));
-    mix(api::identityOf(job).uid);  // a job made again under its name starts at generation 1 again
-    mix(member(member(job, "metadata"), "generation").dump());
-    mix(api::isAlive(job) ? "alive" : "gone");
-    mix(api::waitsForAdmission(job) ? "waits" : "not waiting");  // Kueue admitting a job it queues
-    for (const auto& partition : api::heldPartitionsOf(job)) mix(partition.id);
+    const JobFacts& job = facts_.of(object);
+    mix(job.key);
+    mix(job.uid);  // a job made again under its name starts at generation 1 again
+    mix(job.generation);
+    mix(job.alive ? "alive" : "gone");
+    mix(job.waitsForAdmission ? "waits" : "not waiting");  // Kueue admitting a job it queues
+    for (const auto& partition : job.held) mix(partition.id);
   }
   if (quotas_ != nullptr) {
     for (const kube::ObjectPtr& quota : quotas_->list()) {
@@ -196,6 +198,7 @@ std::uint64_t Admitter::fingerprint() const {
       mix(member(metadata, "generation").dump());
     }
   }
+  fingerprintMemo_ = {revisions, hash};
   return hash;
 }
 
@@ -253,11 +256,8 @@ PlanInputs Admitter::gatherInputs(std::map<std::string, Error>& unreachable) {
   const std::vector<kube::ObjectPtr> jobs = jobs_.list();
   std::map<std::string, Holder> holders;  // by partition id
   for (const kube::ObjectPtr& object : jobs) {
-    const auto held = api::heldPartitionsOf(*object);
-    if (held.empty()) continue;
-    const auto identity = api::identityOf(*object);
-    const Holder holder{identity.ns, identity.uid, api::latestEndOf(*object)};
-    for (const auto& partition : held) holders[partition.id] = holder;
+    const JobFacts& job = facts_.of(object);
+    for (const auto& partition : job.held) holders[partition.id] = Holder{job.ns, job.uid, job.latestEnd};
   }
 
   PlanInputs inputs;
@@ -273,36 +273,32 @@ PlanInputs Admitter::gatherInputs(std::map<std::string, Error>& unreachable) {
     inputs.controllers.push_back(std::move(*controller));
   }
 
-  std::set<std::string> seen;
   for (const kube::ObjectPtr& object : jobs) {
-    const Json& job = *object;
-    if (!api::isAlive(job) || member(member(job, "spec"), "suspend") == Json(true)) continue;
-    if (reserved_.contains(kube::objectKey(job))) continue;  // its IPUs are its controller's occupant
-    const auto held = api::heldPartitionsOf(job);
-    if (!held.empty()) {
-      const auto identity = api::identityOf(job);
+    const JobFacts& job = facts_.of(object);
+    if (!job.alive || job.suspended) continue;
+    if (reserved_.contains(job.key)) continue;  // its IPUs are its controller's occupant
+    if (!job.held.empty()) {
       std::map<std::string, Reservation> missing;
-      for (const auto& partition : held) {
+      for (const auto& partition : job.held) {
         auto ids = existing.find(partition.controller);
         if (ids == existing.end() || ids->second.contains(partition.id)) continue;
         auto& reservation = missing[partition.controller];
         reservation.controller = partition.controller;
         reservation.ipusPerInstance = static_cast<std::uint32_t>(partition.size);
-        reservation.ns = identity.ns;
-        reservation.uid = identity.uid;
-        reservation.endsBy = api::latestEndOf(job);
+        reservation.ns = job.ns;
+        reservation.uid = job.uid;
+        reservation.endsBy = job.latestEnd;
         ++reservation.instances;
       }
       for (auto& [controller, reservation] : missing) inputs.reservations.push_back(reservation);
       continue;
     }
-    if (!api::waitsForAdmission(job)) continue;  // a job Kueue has not admitted yet is Kueue's to queue
-    if (api::managerOf(job) != controllerName_) continue;  // another install's, or MultiKueue's
-    seen.insert(api::identityOf(job).uid);
-    if (const auto& request = requestFor(job)) inputs.queue.push_back(*request);
+    if (!job.waitsForAdmission) continue;          // a job Kueue has not admitted yet is Kueue's to queue
+    if (job.manager != controllerName_) continue;  // another install's, or MultiKueue's
+    if (const auto& request = requestFor(object)) inputs.queue.push_back(*request);
   }
-  std::erase_if(parsed_, [&](const auto& entry) { return !seen.contains(entry.first); });
   if (quotas_ != nullptr) inputs.quotas = quotaRules();
+  facts_.sweep();  // every job in the cache was looked at: the others are gone
   return inputs;
 }
 
@@ -352,10 +348,11 @@ QuotaRules Admitter::quotaRules() const {
   // job with a reservation is counted once, by it: its status names the same partitions once the decision is
   // recorded, until they exist.
   for (const kube::ObjectPtr& object : jobs_.list()) {
-    if (reserved_.contains(kube::objectKey(*object))) continue;
-    const auto held = heldQuotaJobOf(*object);
+    const JobFacts& job = facts_.of(object);
+    if (reserved_.contains(job.key)) continue;
+    const auto& held = job.heldQuota;
     if (!held) continue;
-    NamespaceUsage& usage = rules.usage[api::identityOf(*object).ns];
+    NamespaceUsage& usage = rules.usage[job.ns];
     const auto ipus = static_cast<std::uint64_t>(held->ipus);
     (held->state == QuotaJob::State::kRunning ? usage.runningIpus : usage.reservedIpus) += ipus;
     ++usage.admittedJobs;
@@ -374,7 +371,7 @@ Result<std::optional<Admission>> Admitter::decisionFor(const std::string& key, c
   auto decision = memo_.decisions.find(key);
   if (decision == memo_.decisions.end()) return std::optional<Admission>();
   if (decision->second.kind != AdmissionDecision::Kind::kAdmit && !memo_.unreachable.empty()) {
-    const auto& request = requestFor(*self);
+    const auto& request = requestFor(self);
     const std::string pinned = request && !request->controllers.empty() ? request->controllers.front() : "";
     for (const auto& [name, error] : memo_.unreachable) {
       if (pinned.empty() || pinned == name) {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "admission/admission_plan.h"
+#include "admission/job_facts.h"
 #include "admission/plan_inputs.h"
 #include "admission/quota_plan.h"
 #include "admission/start_estimate.h"
@@ -142,13 +143,10 @@ class Admitter {
   Counters inputsCounters() const;
 
  private:
-  // The queue's view of one job, parsed once per resourceVersion: a pass reads every waiting job, and
-  // parsing each one's spec (with its pod template) again on every pass would dominate a long queue.
-  struct ParsedRequest {
-    std::string resourceVersion;
-    std::optional<AdmissionRequest> request;  // nullopt: the spec does not parse
-  };
-  const std::optional<AdmissionRequest>& requestFor(const Json& job);
+  // The queue's view of one job, parsed once per resourceVersion (kept in its facts): a pass reads every
+  // waiting job, and parsing each one's spec (with its pod template) again on every pass would dominate a
+  // long queue.
+  const std::optional<AdmissionRequest>& requestFor(const kube::ObjectPtr& job);
   struct ControllerState {
     std::shared_ptr<const vipu::PartitionPlanner> planner;
     std::set<std::string> partitionIds;
@@ -201,7 +199,11 @@ class Admitter {
   std::string controllerName_ = api::kDefaultControllerName;
   std::function<void(double)> passObserved_;
   mutable std::mutex passMutex_;
-  std::map<std::string, ParsedRequest> parsed_;  // by uid; under passMutex_
+  // What a pass reads of each job; under passMutex_. Mutable: fingerprint() reads through it.
+  mutable JobFactsCache facts_;
+  // The last fingerprint and the job and quota store revisions it was worked out at; under passMutex_.
+  using Revisions = std::pair<std::uint64_t, std::uint64_t>;
+  mutable std::pair<std::optional<Revisions>, std::uint64_t> fingerprintMemo_;
   // A reservation and whose it is: the job's uid when it was made.
   struct Reserved {
     Admission admission;
