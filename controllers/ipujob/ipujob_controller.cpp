@@ -15,13 +15,6 @@
 namespace ipu::controllers {
 namespace {
 
-std::set<std::string> heldIds(const kube::ObjectPtr& job) {
-  std::set<std::string> ids;
-  if (!job) return ids;
-  for (const auto& partition : heldPartitionsOf(*job)) ids.insert(partition.id);
-  return ids;
-}
-
 // The worker pods' watch: only pods with the job label (the operator's own), mapped to jobs by
 // ownerReference; their specs are never read (trimWorkerPodForCache), so lists leave them out as they parse.
 kube::WatcherConfig workerPodWatch() {
@@ -58,19 +51,6 @@ bool workerEndedOrGone(const kube::ObjectPtr& old, const kube::ObjectPtr& curren
   const std::string phase = podPhase(*current);
   if (phase != "Succeeded" && phase != "Failed") return false;
   return !old || podPhase(*old) != phase;
-}
-
-std::vector<std::string> waitingJobsToWake(const kube::Store& jobs, const kube::ObjectPtr& old,
-                                           const kube::ObjectPtr& current) {
-  const bool capacityChanged = heldIds(old) != heldIds(current);
-  const bool leftQueue = old && waitsForAdmission(*old) && (!current || !waitsForAdmission(*current));
-  std::vector<std::string> keys;
-  if (!capacityChanged && !leftQueue) return keys;
-  const std::string self = kube::objectKey(current ? *current : *old);
-  for (const kube::ObjectPtr& job : jobs.list()) {
-    if (waitsForAdmission(*job) && kube::objectKey(*job) != self) keys.push_back(kube::objectKey(*job));
-  }
-  return keys;
 }
 
 std::vector<std::string> waitingJobsToWakeForQuota(const kube::Store& jobs, const kube::ObjectPtr& old,
@@ -133,8 +113,8 @@ IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu
       .owns(kube::ResourceRef::pods(), workerPodWatch(),
             {.window = config.podEventBatch, .passesAtOnce = workerEndedOrGone})
       .watches(ipuJobResource(),
-               [&jobs](const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
-                 return waitingJobsToWake(jobs, old, current);
+               [this](const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
+                 return waitingJobs_.wakeFor(old, current);
                })
       .watches(ipuQuotaResource(), [&jobs](const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
         return waitingJobsToWakeForQuota(jobs, old, current);

@@ -9,6 +9,7 @@
 #include "ctrl/manager.h"
 #include "ipujob/ipujob_reconciler.h"
 #include "ipujob/orphan_partitions.h"
+#include "ipujob/waiting_jobs.h"
 #include "kube/event_recorder.h"
 #include "kueue/admission_check_controller.h"
 #include "quota/quota_ledger.h"
@@ -87,6 +88,7 @@ class IpuJobController {
   Admitter admitter_;
   IpuJobReconciler reconciler_;
   OrphanSweeper sweeper_;
+  WaitingJobs waitingJobs_;  // fed by the IPUJob informer's changes, for the wakes they call for
   std::unique_ptr<AdmissionCheckReconciler> admissionCheckReconciler_;  // with Kueue in use
   ctrl::Controller* controller_ = nullptr;
 };
@@ -95,11 +97,6 @@ class IpuJobController {
 // ended (Succeeded or Failed, newly) or is gone. The job's end, or its restart, and the IPUs it gives back
 // then follow without waiting for the batch.
 bool workerEndedOrGone(const kube::ObjectPtr& old, const kube::ObjectPtr& current);
-
-// The waiting jobs to queue after a change of one IPUJob (old null: created; current null: deleted): all of
-// them when the change gave back or took IPUs or removed a job from the queue, none otherwise.
-std::vector<std::string> waitingJobsToWake(const kube::Store& jobs, const kube::ObjectPtr& old,
-                                           const kube::ObjectPtr& current);
 
 // The waiting jobs to queue after a change of one IPUQuota: its namespace's, when the quota was created or
 // deleted, its spec changed or a claim left its ledger (not for its count writes or new claims).

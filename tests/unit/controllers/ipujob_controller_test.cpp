@@ -1,8 +1,10 @@
-// Which waiting jobs a change of one IPUJob wakes: all of them when IPUs were taken or given back or a job
-// left the queue; none for changes that move no capacity (a running job's pod counts).
+// Which waiting jobs a change of one IPUJob (WaitingJobs) or IPUQuota wakes: all of them when IPUs were taken
+// or given back or a job left the queue; none for changes that move no capacity (a running job's pod counts).
 #include "ipujob/ipujob_controller.h"
 
 #include <gtest/gtest.h>
+
+#include "ipujob/waiting_jobs.h"
 
 namespace ipu::controllers {
 namespace {
@@ -24,44 +26,57 @@ kube::ObjectPtr ptr(Json object) {
 class WakeTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // The informer's first list: each job cached and added.
     store_.apply({kube::WatcherEvent::Kind::kInit, nullptr});
-    store_.apply({kube::WatcherEvent::Kind::kInitApply, job("waiting-a", {{"phase", "Queued"}})});
-    store_.apply({kube::WatcherEvent::Kind::kInitApply, job("waiting-b")});
-    store_.apply({kube::WatcherEvent::Kind::kInitApply, job("running", holding("p0"))});
+    for (Json added :
+         {job("waiting-a", {{"phase", "Queued"}}), job("waiting-b"), job("running", holding("p0"))}) {
+      store_.apply({kube::WatcherEvent::Kind::kInitApply, added});
+      waiting_.wakeFor(nullptr, ptr(std::move(added)));
+    }
     store_.apply({kube::WatcherEvent::Kind::kInitDone, nullptr});
   }
+  std::vector<std::string> wakeFor(const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
+    return waiting_.wakeFor(old, current);
+  }
   kube::Store store_;
+  WaitingJobs waiting_;
 };
 
 const std::vector<std::string> kBothWaiting = {"ml/waiting-a", "ml/waiting-b"};
 
 TEST_F(WakeTest, ReleasedPartitionsWakeEveryWaitingJob) {
-  EXPECT_EQ(waitingJobsToWake(store_, ptr(job("running", holding("p0"))),
-                              ptr(job("running", holding("p0", "Released")))),
+  EXPECT_EQ(wakeFor(ptr(job("running", holding("p0"))), ptr(job("running", holding("p0", "Released")))),
             kBothWaiting);
 }
 
 TEST_F(WakeTest, ADeletedJobThatHeldIpusWakesThem) {
-  EXPECT_EQ(waitingJobsToWake(store_, ptr(job("gone", holding("p1"))), nullptr), kBothWaiting);
+  EXPECT_EQ(wakeFor(ptr(job("gone", holding("p1"))), nullptr), kBothWaiting);
 }
 
 TEST_F(WakeTest, AnAdmissionMovesTheOthersUp) {
-  EXPECT_EQ(waitingJobsToWake(store_, ptr(job("waiting-a", {{"phase", "Queued"}})),
-                              ptr(job("waiting-a", holding("p2", "Planned")))),
-            std::vector<std::string>{"ml/waiting-b"});
+  EXPECT_EQ(
+      wakeFor(ptr(job("waiting-a", {{"phase", "Queued"}})), ptr(job("waiting-a", holding("p2", "Planned")))),
+      std::vector<std::string>{"ml/waiting-b"});
 }
 
 TEST_F(WakeTest, AWaitingJobLeavingTheQueueMovesTheOthersUp) {
-  EXPECT_EQ(waitingJobsToWake(store_, ptr(job("waiting-a", {{"phase", "Queued"}})), nullptr),
+  EXPECT_EQ(wakeFor(ptr(job("waiting-a", {{"phase", "Queued"}})), nullptr),
             std::vector<std::string>{"ml/waiting-b"});
+}
+
+TEST_F(WakeTest, AJobThatLeftTheQueueIsNotWokenAgainAndANewWaitingOneIs) {
+  wakeFor(ptr(job("waiting-a", {{"phase", "Queued"}})), ptr(job("waiting-a", holding("p2", "Planned"))));
+  wakeFor(nullptr, ptr(job("waiting-c")));
+  EXPECT_EQ(wakeFor(ptr(job("running", holding("p0"))), nullptr),
+            (std::vector<std::string>{"ml/waiting-b", "ml/waiting-c"}));
 }
 
 TEST_F(WakeTest, ChangesThatMoveNoCapacityWakeNobody) {
   Json before = holding("p0");
   Json after = holding("p0");
   after["currentReplicas"] = 1;
-  EXPECT_TRUE(waitingJobsToWake(store_, ptr(job("running", before)), ptr(job("running", after))).empty());
-  EXPECT_TRUE(waitingJobsToWake(store_, nullptr, ptr(job("new"))).empty());
+  EXPECT_TRUE(wakeFor(ptr(job("running", before)), ptr(job("running", after))).empty());
+  EXPECT_TRUE(wakeFor(nullptr, ptr(job("new"))).empty());
 }
 
 Json quota(const std::string& ns, int generation, int usedIpus = 0) {
