@@ -143,7 +143,7 @@ class Admitter {
   Counters inputsCounters() const;
 
  private:
-  // The queue's view of one job, parsed once per resourceVersion (kept in its facts): a pass reads every
+  // The queue's view of one job, parsed once per cached object (kept in its facts): a pass reads every
   // waiting job, and parsing each one's spec (with its pod template) again on every pass would dominate a
   // long queue.
   const std::optional<AdmissionRequest>& requestFor(const kube::ObjectPtr& job);

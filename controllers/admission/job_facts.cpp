@@ -26,8 +26,8 @@ JobFacts factsOf(const nlohmann::json& job) {
 JobFacts& JobFactsCache::of(const std::shared_ptr<const nlohmann::json>& job) {
   Entry& entry = entries_[job.get()];
   entry.seen = true;
-  const bool same =
-      !entry.object.owner_before(job) && !job.owner_before(entry.object) && !entry.object.expired();
+  // The same control block is the same object: `job` holds it, so it cannot have been freed and reused.
+  const bool same = !entry.object.owner_before(job) && !job.owner_before(entry.object);
   if (!same) {
     entry.object = job;
     entry.facts = factsOf(*job);
@@ -37,7 +37,7 @@ JobFacts& JobFactsCache::of(const std::shared_ptr<const nlohmann::json>& job) {
 
 void JobFactsCache::sweep() {
   std::erase_if(entries_, [](const auto& entry) { return !entry.second.seen; });
-  for (auto& [uid, entry] : entries_) entry.seen = false;
+  for (auto& [object, entry] : entries_) entry.seen = false;
 }
 
 }  // namespace ipu::controllers

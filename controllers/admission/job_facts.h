@@ -16,8 +16,8 @@
 namespace ipu::controllers {
 
 // What an admission pass reads of one IPUJob. Every pass reads every job in the cache (who holds which
-// partitions, who waits); taken from the object once per resourceVersion, a pass over a thousand jobs walks
-// a thousand of these instead of a thousand JSON trees.
+// partitions, who waits); taken from each cached object once, a pass over a thousand jobs walks a thousand
+// of these instead of a thousand JSON trees.
 struct JobFacts {
   std::string key;  // "ns/name"
   std::string ns;

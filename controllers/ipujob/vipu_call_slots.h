@@ -42,7 +42,7 @@ class VipuCallSlots {
   // job is then woken when a slot comes back (once, however often it asked).
   std::optional<Slot> tryAcquire(const std::string& controller, const std::string& key);
 
-  // Jobs waiting for a slot on `controller` (for tests and metrics).
+  // Jobs waiting for a slot on `controller` (what the tests look at).
   std::size_t waiting(const std::string& controller) const;
 
  private:
