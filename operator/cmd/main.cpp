@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
 
   auto config = kube::loadDefaultConfig(flags->kubeconfig);
   if (!config) return fail(config.error().message);
+  kube::skipDefaultCaFileLoads(*config);  // before any thread but the two above, neither of which reads it
   auto transport = kube::CppRestTransport::create(*config);
   if (!transport) return fail(transport.error().message);
   kube::RestClient client(std::shared_ptr<kube::Transport>(std::move(*transport)), *config,

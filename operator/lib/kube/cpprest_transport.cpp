@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <string_view>
 
 #include <boost/asio/ssl.hpp>
 #include <cpprest/http_client.h>
@@ -114,17 +117,32 @@ std::string opensslError() {
   return code == 0 ? "unknown error" : text.data();
 }
 
-http_client_config clientConfig(const ClusterConfig& config, std::chrono::seconds timeout) {
+// The configured certificate authorities as one store every connection to the API server shares. A
+// configuration that names a CA trusts only it, as client-go does. cpprestsdk gives each connection a
+// context of its own with OpenSSL's default CA file loaded (skipDefaultCaFileLoads keeps that empty);
+// replacing the context's store with this one holds one copy of what verification needs, not one per
+// pooled connection.
+std::shared_ptr<X509_STORE> certificateStore(const std::string& caPem) {
+  std::shared_ptr<X509_STORE> store(X509_STORE_new(), X509_STORE_free);
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(caPem.data(), static_cast<int>(caPem.size())),
+                                                BIO_free);
+  while (X509* certificate = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    X509_STORE_add_cert(store.get(), certificate);  // takes its own reference
+    X509_free(certificate);
+  }
+  ERR_clear_error();  // the end of the PEM text
+  return store;
+}
+
+http_client_config clientConfig(const ClusterConfig& config, std::chrono::seconds timeout,
+                                std::shared_ptr<X509_STORE> authorities) {
   http_client_config out;
   out.set_timeout(timeout);
   out.set_validate_certificates(true);
-  std::string ca = config.caPem, cert = config.clientCertPem, key = config.clientKeyPem;
-  out.set_ssl_context_callback([ca, cert, key](boost::asio::ssl::context& context) {
-    if (ca.empty()) {
-      context.set_default_verify_paths();
-    } else {
-      context.add_certificate_authority(boost::asio::buffer(ca));
-    }
+  std::string cert = config.clientCertPem, key = config.clientKeyPem;
+  out.set_ssl_context_callback([authorities, cert, key](boost::asio::ssl::context& context) {
+    // Without a CA in the configuration, the system's bundle cpprestsdk loaded is what verifies the server.
+    if (authorities) SSL_CTX_set1_cert_store(context.native_handle(), authorities.get());
     if (!cert.empty()) {
       context.use_certificate_chain(boost::asio::buffer(cert));
       context.use_private_key(boost::asio::buffer(key), boost::asio::ssl::context::pem);
@@ -177,6 +195,11 @@ Status validateTlsMaterial(const ClusterConfig& config) {
   return {};
 }
 
+bool skipDefaultCaFileLoads(const ClusterConfig& config) {
+  if (config.caPem.empty()) return false;  // the system's bundle is what verifies the server
+  return ::setenv("SSL_CERT_FILE", "/dev/null", /*overwrite=*/1) == 0;
+}
+
 Result<std::unique_ptr<CppRestTransport>> CppRestTransport::create(const ClusterConfig& config,
                                                                    TransportOptions options) {
   if (auto valid = validateTlsMaterial(config); !valid) {
@@ -191,9 +214,10 @@ Result<std::unique_ptr<CppRestTransport>> CppRestTransport::create(const Cluster
   initialiseThreadPool();
   try {
     web::uri base(config.server);
+    auto authorities = config.caPem.empty() ? nullptr : certificateStore(config.caPem);
     auto clients = std::make_unique<Clients>(
-        Clients{http_client(base, clientConfig(config, options.requestTimeout)),
-                http_client(base, clientConfig(config, options.streamIdleTimeout))});
+        Clients{http_client(base, clientConfig(config, options.requestTimeout, authorities)),
+                http_client(base, clientConfig(config, options.streamIdleTimeout, authorities))});
     return std::make_unique<CppRestTransport>(ConstructionKey{}, std::move(clients), options);
   } catch (const std::exception& e) {
     return makeError(ErrorCode::kInvalidArgument,

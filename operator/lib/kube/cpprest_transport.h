@@ -23,7 +23,8 @@ struct TransportOptions {
 };
 
 // Transport over cpprestsdk (Boost.Asio + OpenSSL). Connections are pooled per client and reused.
-// The server is always verified: against the configured CA, or the system's trust store when none is given.
+// The server is always verified: against the configured CA only (as client-go does), or the system's trust
+// store when none is given.
 class CppRestTransport final : public Transport {
  public:
   static Result<std::unique_ptr<CppRestTransport>> create(const ClusterConfig& config,
@@ -50,5 +51,15 @@ class CppRestTransport final : public Transport {
 // Checks that PEM material parses (certificate chain, private key, and that they belong together) so that a
 // bad kubeconfig fails at start-up with a clear message instead of at the first TLS handshake.
 Status validateTlsMaterial(const ClusterConfig& config);
+
+// cpprestsdk loads OpenSSL's default CA file (SSL_CERT_FILE; on Debian the whole system bundle, about 140
+// certificates) into every new connection's context before the transport puts the configured CA in its place:
+// some 10 ms of CPU per connection, paid for each of the dozen a restart opens at once. A process whose API
+// server configuration names a CA, and whose other TLS clients bring their own roots (gRPC does), calls this
+// once at start, before its threads read the environment: it points SSL_CERT_FILE at /dev/null (whatever
+// the environment set it to), so nothing is loaded that no connection would use. Whoever else in the process
+// wants the system's trust still finds it through OpenSSL's certificate directory (SSL_CERT_DIR), read
+// certificate by certificate on demand. Returns whether it changed the environment.
+bool skipDefaultCaFileLoads(const ClusterConfig& config);
 
 }  // namespace ipu::kube

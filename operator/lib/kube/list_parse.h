@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,5 +19,11 @@ Json parseListSkipping(const std::string& body, const std::vector<std::string>& 
 
 // The same for one watch event (`{"type":...,"object":{...}}`): the named fields of its object left out.
 Json parseWatchEventSkipping(std::string_view line, const std::vector<std::string>& objectFields);
+
+// A list reply's continue token read from its metadata alone, the parse stopped where the metadata ends: the
+// API server writes it before the items, so the next page can be asked for before this one is parsed. ""
+// when the metadata has none (the last page); nullopt when the items come first or the text is not a JSON
+// object (then the whole parse tells).
+std::optional<std::string> continueTokenAhead(std::string_view body);
 
 }  // namespace ipu::kube

@@ -14,14 +14,13 @@ Error cancelled(const std::string& what) {
 }
 
 // skipItemFields: of a list reply, the fields of every item left out as it is parsed (parseListSkipping).
-Result<Json> parseBody(const HttpResponse& response, const std::string& what,
+Result<Json> parseBody(const std::string& body, const std::string& what,
                        const std::vector<std::string>& skipItemFields) {
-  if (response.body.empty()) return Json::object();
-  auto parsed = skipItemFields.empty() ? Json::parse(response.body, nullptr, false)
-                                       : parseListSkipping(response.body, skipItemFields);
+  if (body.empty()) return Json::object();
+  auto parsed =
+      skipItemFields.empty() ? Json::parse(body, nullptr, false) : parseListSkipping(body, skipItemFields);
   if (parsed.is_discarded()) {
-    return makeError(ErrorCode::kInternal,
-                     what + ": the server's reply is not JSON: " + response.body.substr(0, 120));
+    return makeError(ErrorCode::kInternal, what + ": the server's reply is not JSON: " + body.substr(0, 120));
   }
   return parsed;
 }
@@ -144,7 +143,7 @@ Result<Json> RestClient::executeJson(HttpRequest request, bool idempotent, std::
   std::string what = request.method + " " + request.pathAndQuery;
   auto response = execute(std::move(request), idempotent, stop);
   if (!response) return response.error();
-  return parseBody(*response, what, skipItemFields);
+  return parseBody(response->body, what, skipItemFields);
 }
 
 Result<Json> RestClient::get(const ResourceRef& resource, const std::string& ns, const std::string& name,
@@ -152,14 +151,34 @@ Result<Json> RestClient::get(const ResourceRef& resource, const std::string& ns,
   return executeJson(makeRequest("GET", resource.path(ns, name, subresource)), true, stop);
 }
 
-Result<Json> RestClient::list(const ResourceRef& resource, const std::string& ns, const ListOptions& options,
-                              std::stop_token stop) {
+namespace {
+
+HttpRequest listRequest(const ResourceRef& resource, const std::string& ns, const ListOptions& options) {
   std::string query = queryString({{"labelSelector", options.labelSelector},
                                    {"fieldSelector", options.fieldSelector},
                                    {"limit", options.limit > 0 ? std::to_string(options.limit) : ""},
                                    {"continue", options.continueToken},
                                    {"resourceVersion", options.resourceVersion}});
-  return executeJson(makeRequest("GET", resource.path(ns) + query), true, stop, options.skipItemFields);
+  return makeRequest("GET", resource.path(ns) + query);
+}
+
+}  // namespace
+
+Result<Json> RestClient::list(const ResourceRef& resource, const std::string& ns, const ListOptions& options,
+                              std::stop_token stop) {
+  return executeJson(listRequest(resource, ns, options), true, stop, options.skipItemFields);
+}
+
+Result<std::string> RestClient::listText(const ResourceRef& resource, const std::string& ns,
+                                         const ListOptions& options, std::stop_token stop) {
+  auto response = execute(listRequest(resource, ns, options), true, stop);
+  if (!response) return response.error();
+  return std::move(response->body);
+}
+
+Result<Json> RestClient::parseListText(const std::string& text, const std::string& what,
+                                       const std::vector<std::string>& skipItemFields) {
+  return parseBody(text, what, skipItemFields);
 }
 
 Result<Json> RestClient::listAll(const ResourceRef& resource, const std::string& ns, ListOptions options,

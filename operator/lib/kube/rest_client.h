@@ -96,6 +96,13 @@ class RestClient {
   // One page; its metadata.continue is the next page's token.
   Result<Json> list(const ResourceRef& resource, const std::string& ns, const ListOptions& options = {},
                     std::stop_token stop = {});
+  // The same page as the server sent it, unparsed: for a reader that parses it apart from reading it (the
+  // Watcher reads the next page while it parses this one). options.skipItemFields is for parseListText.
+  Result<std::string> listText(const ResourceRef& resource, const std::string& ns,
+                               const ListOptions& options = {}, std::stop_token stop = {});
+  // A page listText read, parsed as list() parses it (`what`, e.g. "list /api/v1/pods", names it in errors).
+  static Result<Json> parseListText(const std::string& text, const std::string& what,
+                                    const std::vector<std::string>& skipItemFields);
   // Every page, items joined. An expired continue token (410) restarts once as a single unpaginated list,
   // as client-go's pager does.
   Result<Json> listAll(const ResourceRef& resource, const std::string& ns, ListOptions options = {},

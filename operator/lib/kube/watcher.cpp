@@ -1,8 +1,10 @@
 #include "kube/watcher.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "common/log.h"
+#include "kube/list_parse.h"
 
 namespace ipu::kube {
 namespace {
@@ -66,23 +68,41 @@ std::vector<std::string> Watcher::fieldsNeverParsed() const {
   return fields;
 }
 
+ListOptions Watcher::listOptions(std::string continueToken) const {
+  return {config_.labelSelector, config_.fieldSelector, pageLimit_, std::move(continueToken), "",
+          fieldsNeverParsed()};
+}
+
+Result<std::string> Watcher::pageText(std::stop_token stop) {
+  std::optional<PageAhead> ahead = std::exchange(pageAhead_, std::nullopt);
+  if (ahead && ahead->continueToken == continueToken_ && ahead->limit == pageLimit_) return ahead->text.get();
+  if (ahead) ahead->text.wait();  // not the page wanted any more (a relist, a smaller page): dropped
+  return client_.listText(resource_, namespace_, listOptions(continueToken_), stop);
+}
+
 Status Watcher::listPage(std::stop_token stop, const Sink& sink) {
-  const ListOptions options{config_.labelSelector, config_.fieldSelector, pageLimit_, continueToken_, "",
-                            fieldsNeverParsed()};
-  auto page = client_.list(resource_, namespace_, options, stop);
-  if (!page) {
+  auto text = pageText(stop);
+  if (!text) {
     // Objects larger than a page's share of what the transport holds: ask for fewer (the same continue
     // token), until one object a page. A single object larger than that is an error, retried with backoff.
-    if (page.error().reason == kBodyTooLarge && pageLimit_ != 1) {
+    if (text.error().reason == kBodyTooLarge && pageLimit_ != 1) {
       pageLimit_ = pageLimit_ > 1 ? pageLimit_ / 2 : kUnpaginatedFallbackPage;
       log::info("a list page was larger than the operator reads: asking for fewer objects a page",
                 {{"resource", resource_.path(namespace_)}, {"limit", std::to_string(pageLimit_)}});
       return {};
     }
     // The continue token expired between pages: the list must start over.
-    if (page.error().code == ErrorCode::kGone) state_ = State::kEmpty;
-    return page.error();
+    if (text.error().code == ErrorCode::kGone) state_ = State::kEmpty;
+    return text.error();
   }
+  if (auto next = continueTokenAhead(*text); next && !next->empty()) {
+    pageAhead_ = PageAhead{*next, pageLimit_,
+                           std::async(std::launch::async, [this, options = listOptions(*next), stop] {
+                             return client_.listText(resource_, namespace_, options, stop);
+                           })};
+  }
+  auto page = RestClient::parseListText(*text, "list " + resource_.path(namespace_), fieldsNeverParsed());
+  if (!page) return page.error();
   // List items come without kind/apiVersion; give them the ones a watch event would carry.
   std::string kind = page->value("kind", "");
   if (kind.size() > 4 && kind.ends_with("List")) kind.resize(kind.size() - 4);

@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <functional>
+#include <future>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -42,6 +44,11 @@ struct WatcherConfig {
 // Bookmarks and events move the resourceVersion; a clean end of a watch re-watches from it; 410 Gone
 // (expired version) goes back to Empty and relists; any other failure is reported and retried with
 // exponential backoff from the same state. Runs until stopped.
+//
+// A list reads one page ahead: once a page has arrived, the next is asked for (its continue token is in
+// the metadata the server writes first) while this one is parsed and delivered, so the server's work on a
+// page and ours on the one before overlap. At most two pages are held at once; a page read ahead for a
+// token or size the list no longer asks for is dropped unparsed.
 class Watcher {
  public:
   enum class State { kEmpty, kInitPage, kWatching };
@@ -65,6 +72,9 @@ class Watcher {
   // What lists and watch events leave out as they are parsed: the config's fields and managedFields.
   std::vector<std::string> fieldsNeverParsed() const;
   Status listPage(std::stop_token stop, const Sink& sink);
+  // The page at continueToken_ and pageLimit_: the one read ahead when it is that one, else read now.
+  Result<std::string> pageText(std::stop_token stop);
+  ListOptions listOptions(std::string continueToken) const;
   Status watchFrom(std::stop_token stop, const Sink& sink);
 
   RestClient& client_;
@@ -77,6 +87,14 @@ class Watcher {
   int64_t pageLimit_ = 0;
   std::string resourceVersion_;
   std::string listKind_;
+  // The next page, being read on a thread of its own (what it was asked with, to tell whether it is still
+  // the page wanted). Last: destroyed first, waiting for the read, while what it uses still exists.
+  struct PageAhead {
+    std::string continueToken;
+    int64_t limit = 0;
+    std::future<Result<std::string>> text;
+  };
+  std::optional<PageAhead> pageAhead_;
 };
 
 }  // namespace ipu::kube

@@ -11,6 +11,7 @@
 // The JSON goes to OUTPUT.json, the markdown table to stdout and to OUTPUT.md.
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -145,6 +146,9 @@ Options parse(int argc, char** argv) {
 
 int main(int argc, char** argv) try {
   const Options options = parse(argc, argv);
+  // The bench's own clients (and the floor's) trust only each cluster's CA, as the operator does: none of
+  // them loads the system's CA bundle per connection (kube::skipDefaultCaFileLoads). Before any thread.
+  ::setenv("SSL_CERT_FILE", "/dev/null", /*overwrite=*/1);
   const std::string work =
       std::filesystem::temp_directory_path() / ("compare-bench-" + std::to_string(::getpid()));
   const std::string clusterDir = work + "/cluster";

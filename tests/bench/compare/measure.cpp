@@ -20,8 +20,9 @@ double since(Clock::time_point start, Clock::time_point at) {
 // to do (its CPU seconds, its RSS after it), two more (its RSS once each runtime has given memory back by
 // itself: Go forces a collection every 2 minutes and its scavenger returns the pages; ipu-operator trims
 // the heap every 10 s), then a restart.
-void measureSteadyState(json& result, Contender& contender, const BenchCluster& cluster,
-                        const std::string& ns) {
+void measureSteadyState(json& result, Contender& contender, const BenchRun& run) {
+  const BenchCluster& cluster = run.cluster;
+  const std::string& ns = run.ns;
   const json before = contender.processStats();
   if (!before.contains("cpu_seconds")) return;  // no process of its own
   result["peak_rss_mb"] = before["peak_rss_mb"];
@@ -33,6 +34,8 @@ void measureSteadyState(json& result, Contender& contender, const BenchCluster& 
   if (idle.contains("rss_anon_mb")) result["rss_anon_mb"] = idle["rss_anon_mb"];
   std::this_thread::sleep_for(std::chrono::minutes(2));
   result["rss_after_release_mb"] = contender.processStats()["rss_mb"];
+  // While the contender is idle, so that neither slows the other.
+  result["restart_list_floor_seconds"] = listFloorSeconds(run, contender);
   if (const auto restarted = contender.restart(cluster, ns)) {
     // From the moment the old Lease could be taken: a successor waiting out a Lease its predecessor kept
     // is the predecessor's cost (reported apart), not the work of getting ready.
@@ -68,7 +71,6 @@ json measure(Contender& contender, const Scenario& scenario, const std::string& 
              std::chrono::seconds timeout) {
   BenchRun run(contender, clusterDir, scenario.jobs * (scenario.workersPerJob + 1));
   const BenchCluster& cluster = run.cluster;
-  const std::string& ns = run.ns;
   const ObjectTimeline& pods = *run.pods;
   const ObjectTimeline& jobsTimeline = *run.jobs;
 
@@ -134,7 +136,7 @@ json measure(Contender& contender, const Scenario& scenario, const std::string& 
   if (result["process"].contains("rss_mb")) result["rss_mb"] = result["process"]["rss_mb"];
   if (result["process"].contains("cpu_seconds")) result["cpu_seconds"] = result["process"]["cpu_seconds"];
   result["objects_in_cluster"] = {{"jobs", jobs.exist}, {"pods", worker.exist + launcher.exist}};
-  if (scenario.steadyState && complete) measureSteadyState(result, contender, cluster, ns);
+  if (scenario.steadyState && complete) measureSteadyState(result, contender, run);
   contender.stop();
   return result;
 }

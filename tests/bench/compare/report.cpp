@@ -36,6 +36,7 @@ const std::vector<Figure> kFigures = {
     {"idle_cpu_seconds_per_minute", "CPU s per idle minute", 2, "idle CPU"},
     {"ready_after_restart_seconds", "ready after a restart, s", 2, "ready after a restart"},
     {"restart_lease_wait_seconds", "of a restart, waiting for the old Lease, s", 1, "Lease wait"},
+    {"restart_list_floor_seconds", "a raw client reading the same lists, s", 2, "list floor"},
     {"cpu_seconds_until_ready", "CPU s until ready", 2, "CPU until ready"},
     {"rss_after_restart_mb", "RSS after a restart, MB", 0, "RSS after a restart"},
 };

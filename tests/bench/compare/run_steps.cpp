@@ -1,7 +1,11 @@
 #include "run_steps.h"
 
 #include <algorithm>
+#include <chrono>
+#include <exception>
 #include <stdexcept>
+#include <string_view>
+#include <thread>
 
 namespace ipu::bench {
 
@@ -93,6 +97,50 @@ json serverCpuSeconds(const BenchCluster& cluster) {
     seconds[component] = figures.value("cpu_seconds", 0.0);
   }
   return seconds;
+}
+
+namespace {
+
+// Pages through `path` (a collection URL), reading each page's body and keeping only its continue token.
+void readAllPages(kube::RestClient& client, const std::string& path) {
+  std::string next;
+  do {
+    std::string query = path + "?limit=500";
+    if (!next.empty()) query += "&continue=" + next;  // the server's tokens are base64url: nothing to escape
+    next.clear();
+    // A list's JSON is one line, its metadata (with the token) first: a line cut by the transport's
+    // limit still holds it.
+    const auto read = client.streamLines(query, [&next](std::string_view line) {
+      const std::string_view marker = "\"continue\":\"";
+      const auto at = line.substr(0, 4096).find(marker);
+      if (at != std::string_view::npos) {
+        const auto from = at + marker.size();
+        next = std::string(line.substr(from, line.find('"', from) - from));
+      }
+      return true;
+    });
+    if (!read) throw std::runtime_error("list " + path + ": " + read.error().toString());
+  } while (!next.empty());
+}
+
+}  // namespace
+
+double listFloorSeconds(const BenchRun& run, const Contender& contender) {
+  auto podsClient = run.cluster.client({.qps = 1e6, .burst = 1000000});
+  auto jobsClient = run.cluster.client({.qps = 1e6, .burst = 1000000});
+  const auto start = std::chrono::steady_clock::now();
+  std::exception_ptr failed;
+  std::thread jobs([&] {
+    try {
+      readAllPages(*jobsClient, contender.jobResource().path(run.ns));
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  });
+  readAllPages(*podsClient, kube::ResourceRef::pods().path(run.ns));
+  jobs.join();
+  if (failed) std::rethrow_exception(failed);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace ipu::bench

@@ -51,4 +51,10 @@ nlohmann::json requestFigures(const AuditCounts& counts, int jobs, const AuditCo
 // machine's cores with the contender, so their work is part of its cost.
 nlohmann::json serverCpuSeconds(const BenchCluster& cluster);
 
+// The lower bound of a restart's "ready": the seconds a client takes to read what any restarted contender
+// must read before it can act, the run's pods and the contender's jobs in pages of 500 (the page size of
+// client-go's reflector and of ipu-operator), both lists side by side, each page's body received whole and
+// dropped unparsed (only its continue token is looked for). Throws when a page fails.
+double listFloorSeconds(const BenchRun& run, const Contender& contender);
+
 }  // namespace ipu::bench

@@ -99,6 +99,7 @@ json measureScaleCurve(Contender& contender, const CurveScenario& scenario, cons
     figures["idle_cpu_seconds_per_minute"] = idle.value("cpu_seconds", 0.0) - idleFrom;
     figures["rss_mb"] = idle["rss_mb"];
     figures["rss_kb_per_job"] = idle.value("rss_mb", 0.0) * 1024 / point;
+    figures["restart_list_floor_seconds"] = listFloorSeconds(run, contender);  // idle, before the restart
     if (const auto restarted = contender.restart(cluster, run.ns)) {
       figures["ready_after_restart_seconds"] = restarted->seconds - restarted->leaseWaitSeconds;
       figures["cpu_seconds_until_ready"] = cpuOf(contender);

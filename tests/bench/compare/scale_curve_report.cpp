@@ -29,6 +29,7 @@ const std::vector<Column> kColumns = {
     {"rss_kb_per_job", "RSS per job, KB", 1},
     {"idle_cpu_seconds_per_minute", "CPU s per idle minute", 2},
     {"ready_after_restart_seconds", "ready after a restart, s", 2},
+    {"restart_list_floor_seconds", "a raw client reading the same lists, s", 2},
     {"cpu_seconds_until_ready", "CPU s until ready", 2},
     {"rss_after_restart_mb", "RSS after a restart, MB", 0},
 };

@@ -59,5 +59,48 @@ TEST(ListParseTest, AWatchEventsObjectLosesTheNamedFieldsAndNothingElse) {
   EXPECT_TRUE(parseWatchEventSkipping(R"({"type":"ADDED","object":{"spec":)", {"spec"}).is_discarded());
 }
 
+// Every kind of value, empty containers, escapes and nesting: the tree is the one a whole parse gives with
+// the named fields erased after it.
+TEST(ListParseTest, TheTreeIsAWholeParsesWithTheNamedFieldsErased) {
+  const std::string item =
+      R"({"metadata":{"name":"w-\u00e9\n","uid":"u","managedFields":[{"a":{"b":[{},[]]}}],"labels":{},
+      "annotations":{"x":"y"}},"spec":{"containers":[{"name":"w","args":["a","b"],"resources":{}}],"n":-3},
+      "status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}],"big":18446744073709551615,
+      "neg":-9223372036854775808,"f":1.5e-3,"t":true,"f2":false,"z":null,"e":[],"o":{}}})";
+  std::string body = R"({"kind":"PodList","metadata":{"resourceVersion":"7","continue":""},"items":[)";
+  for (int i = 0; i < 20; ++i) body += (i ? "," : "") + item;
+  body += "]}";
+  Json expected = Json::parse(body);
+  for (Json& each : expected["items"]) {
+    each.erase("spec");
+    each["metadata"].erase("managedFields");
+    each["status"].erase("conditions");
+  }
+  EXPECT_EQ(parseListSkipping(body, {"spec", "metadata.managedFields", "status.conditions"}), expected);
+
+  const std::string event = R"({"type":"ADDED","object":)" + item + "}";
+  Json expectedEvent = Json::parse(event);
+  expectedEvent["object"].erase("status");
+  expectedEvent["object"]["metadata"].erase("annotations");
+  EXPECT_EQ(parseWatchEventSkipping(event, {"status", "metadata.annotations"}), expectedEvent);
+}
+
+// The API server writes a list's metadata before its items: the token is read without reading them (a body
+// cut right after the metadata still gives it).
+TEST(ListParseTest, TheContinueTokenIsReadFromTheMetadataAloneWhenItComesFirst) {
+  EXPECT_EQ(continueTokenAhead(R"({"kind":"PodList","metadata":{"resourceVersion":"9","continue":"c1",)"
+                               R"("remainingItemCount":3},"items":[{"metadata":{"name":"a"}},)"),
+            std::optional<std::string>("c1"));
+  EXPECT_EQ(continueTokenAhead(R"({"metadata":{"resourceVersion":"9"},"items":[]})"),
+            std::optional<std::string>(""))
+      << "the last page";
+  EXPECT_EQ(continueTokenAhead(R"({"items":[],"metadata":{"continue":"c1"}})"), std::nullopt)
+      << "items first: only the whole parse tells";
+  EXPECT_EQ(continueTokenAhead("not json"), std::nullopt);
+  EXPECT_EQ(continueTokenAhead(R"(["metadata"])"), std::nullopt);
+  EXPECT_EQ(continueTokenAhead(R"({"metadata":{"labels":{"continue":"not this"}}})"),
+            std::optional<std::string>(""));
+}
+
 }  // namespace
 }  // namespace ipu::kube

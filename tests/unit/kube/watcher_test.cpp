@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "eventually.h"
 #include "fake_transport.h"
 #include "kube/store.h"
 #include "skipping_clock.h"
@@ -90,6 +91,50 @@ TEST_F(WatcherTest, ListsInPagesThenWatchesFromTheListVersion) {
   EXPECT_EQ(watcher.resourceVersion(), "61");
   EXPECT_EQ(store_.size(), 3u);  // a, c, d
   EXPECT_EQ(store_.get("ml", "b"), nullptr);
+  EXPECT_EQ(transport_->remaining(), 0u);
+}
+
+// The next page is asked for once a page has arrived, before this one is delivered: the sink, holding the
+// first page's first item, sees the second page's request played.
+TEST_F(WatcherTest, TheNextPageIsAskedForWhileThisOneIsDelivered) {
+  transport_
+      ->expect("GET", "/api/v1/namespaces/ml/pods?limit=1", 200,
+               R"({"metadata":{"continue":"c1"},"items":[{"metadata":{"name":"a","namespace":"ml"}}]})")
+      .expect("GET", "/api/v1/namespaces/ml/pods?limit=1&continue=c1", 200,
+              R"({"metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"b","namespace":"ml"}}]})");
+  Watcher watcher(client_, ResourceRef::pods(), "ml", WatcherConfig{.pageSize = 1}, clock_);
+  bool secondAskedFirst = false;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(watcher.step({}, [&](WatcherEvent&& e) {
+      if (e.kind == Kind::kInitApply && e.object["metadata"]["name"] == "a") {
+        secondAskedFirst = testing::eventually([&] { return transport_->played().size() == 2; },
+                                               std::chrono::seconds(10), std::chrono::milliseconds(1));
+      }
+      store_.apply(std::move(e));
+    }));
+  }
+  EXPECT_TRUE(secondAskedFirst) << "the second page was asked for only after the first was delivered";
+  EXPECT_EQ(watcher.state(), Watcher::State::kWatching);
+  EXPECT_EQ(store_.size(), 2u);
+}
+
+// A page read ahead for a list that then starts that page over (the page before it was not JSON) is dropped:
+// the pages are read again in order and each object is delivered once.
+TEST_F(WatcherTest, APageReadAheadThatIsNoLongerWantedIsDropped) {
+  const std::string second =
+      R"({"metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"b","namespace":"ml"}}]})";
+  transport_
+      ->expect("GET", "/api/v1/namespaces/ml/pods?limit=1", 200,
+               R"({"metadata":{"continue":"c1"},"items":[{"metadata":})")
+      .expect("GET", "/api/v1/namespaces/ml/pods?limit=1&continue=c1", 200, second)
+      .expect("GET", "/api/v1/namespaces/ml/pods?limit=1", 200,
+              R"({"metadata":{"continue":"c2"},"items":[{"metadata":{"name":"a","namespace":"ml"}}]})")
+      .expect("GET", "/api/v1/namespaces/ml/pods?limit=1&continue=c2", 200, second);
+  Watcher watcher(client_, ResourceRef::pods(), "ml", WatcherConfig{.pageSize = 1}, clock_);
+  std::vector<Status> results;
+  steps(watcher, 4, &results);
+  EXPECT_FALSE(results[1].ok()) << "the first page is not JSON";
+  EXPECT_EQ(emitted_, (std::vector<std::string>{"Init", "InitApply:a", "InitApply:b", "InitDone"}));
   EXPECT_EQ(transport_->remaining(), 0u);
 }
 
