@@ -25,8 +25,15 @@ std::vector<std::string> processesMentioning(const std::string& dir) {
   for (const auto& entry : fs::directory_iterator("/proc")) {
     std::string pid = entry.path().filename();
     if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream file(entry.path() / "cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    std::string cmdline;
+    try {
+      std::ifstream file(entry.path() / "cmdline");
+      cmdline.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+    } catch (const std::ios_base::failure&) {
+      // The process ended between the open and the read (libstdc++ throws on the read's ESRCH whatever the
+      // stream's exception mask): it left nothing running.
+      continue;
+    }
     std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
     if (cmdline.find(dir) != std::string::npos && cmdline.find("cluster.sh") == std::string::npos) {
       found.push_back(pid + ": " + cmdline);
