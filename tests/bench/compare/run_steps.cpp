@@ -6,6 +6,9 @@
 #include <stdexcept>
 #include <string_view>
 #include <thread>
+#include <utility>
+
+#include "kube/list_parse.h"
 
 namespace ipu::bench {
 
@@ -109,14 +112,9 @@ void readAllPages(kube::RestClient& client, const std::string& path) {
     if (!next.empty()) query += "&continue=" + next;  // the server's tokens are base64url: nothing to escape
     next.clear();
     // A list's JSON is one line, its metadata (with the token) first: a line cut by the transport's
-    // limit still holds it.
+    // limit still holds it, and the token is read from the metadata alone, as the Watcher reads it.
     const auto read = client.streamLines(query, [&next](std::string_view line) {
-      const std::string_view marker = "\"continue\":\"";
-      const auto at = line.substr(0, 4096).find(marker);
-      if (at != std::string_view::npos) {
-        const auto from = at + marker.size();
-        next = std::string(line.substr(from, line.find('"', from) - from));
-      }
+      if (auto token = kube::continueTokenAhead(line)) next = std::move(*token);
       return true;
     });
     if (!read) throw std::runtime_error("list " + path + ": " + read.error().toString());
