@@ -20,7 +20,7 @@ read -r -a line < <(ninja -C "$build" -t commands operator/ipu-operator | tail -
 # with cpprestsdk stay shared.
 mapfile -t wanted < <(pkg-config --static --libs-only-l grpc++ protobuf yaml-cpp | tr ' ' '\n' |
   grep -vxE -- '-l(ssl|crypto|dl|m|rt|atomic|pthread)|' | sort -u)
-static_name() { # a token naming one of the wanted libraries as a shared object, as its bare name
+static_name() { # whether a token of the link line (-lNAME, or a path to libNAME.so…) names a wanted library
   local name
   case $1 in
     -l*) name=${1#-l} ;;
