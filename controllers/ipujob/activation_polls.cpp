@@ -6,12 +6,9 @@ namespace ipu::controllers {
 
 Clock::Duration ActivationPolls::next(const std::string& job, Clock::TimePoint now) {
   std::lock_guard lock(mutex_);
-  if (firstSeen_.size() >= pruneAbove_) {
-    // A job activating for a hundred polls at the longest wait is long gone or long stuck: either way it
-    // only waits the longest.
-    std::erase_if(firstSeen_, [&](const auto& entry) { return now - entry.second > 100 * longest_; });
-    pruneAbove_ = std::max<std::size_t>(64, 2 * firstSeen_.size());
-  }
+  // A job activating for a hundred polls at the longest wait is long gone or long stuck: either way it only
+  // waits the longest.
+  expiring_.prune(firstSeen_, [&](const auto& entry) { return now - entry.second > 100 * longest_; });
   const Clock::TimePoint first = firstSeen_.try_emplace(job, now).first->second;
   const Clock::Duration half = (now - first) / 2;
   return std::clamp(half, shortest_, std::max(shortest_, longest_));

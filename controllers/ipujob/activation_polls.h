@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "common/clock.h"
+#include "common/expiring_entries.h"
 
 namespace ipu::controllers {
 
@@ -32,7 +33,7 @@ class ActivationPolls {
   const Clock::Duration longest_, shortest_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, Clock::TimePoint> firstSeen_;
-  std::size_t pruneAbove_ = 64;
+  ExpiringEntries expiring_;
 };
 
 }  // namespace ipu::controllers

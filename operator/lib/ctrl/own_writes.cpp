@@ -1,7 +1,5 @@
 #include "ctrl/own_writes.h"
 
-#include <algorithm>
-
 namespace ipu::ctrl {
 
 void OwnWrites::wrote(const std::string& key, const std::string& readVersion,
@@ -13,10 +11,7 @@ void OwnWrites::wrote(const std::string& key, const std::string& readVersion,
     replaced_.erase(key);
     return;
   }
-  if (replaced_.size() >= pruneAbove_) {
-    std::erase_if(replaced_, [&](const auto& entry) { return now - entry.second.at > forgetAfter_; });
-    pruneAbove_ = std::max<std::size_t>(64, 2 * replaced_.size());
-  }
+  expiring_.prune(replaced_, [&](const auto& entry) { return now - entry.second.at > forgetAfter_; });
   replaced_[key] = {readVersion, now};
 }
 

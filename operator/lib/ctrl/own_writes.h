@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "common/clock.h"
+#include "common/expiring_entries.h"
 
 namespace ipu::ctrl {
 
@@ -42,7 +43,7 @@ class OwnWrites {
   const Clock::Duration forgetAfter_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, Replaced> replaced_;
-  std::size_t pruneAbove_ = 64;
+  ExpiringEntries expiring_;
 };
 
 }  // namespace ipu::ctrl

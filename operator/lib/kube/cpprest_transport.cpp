@@ -197,6 +197,10 @@ Status validateTlsMaterial(const ClusterConfig& config) {
 
 bool skipDefaultCaFileLoads(const ClusterConfig& config) {
   if (config.caPem.empty()) return false;  // the system's bundle is what verifies the server
+  return skipDefaultCaFileLoads();
+}
+
+bool skipDefaultCaFileLoads() {
   return ::setenv("SSL_CERT_FILE", "/dev/null", /*overwrite=*/1) == 0;
 }
 

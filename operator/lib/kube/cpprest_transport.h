@@ -61,5 +61,8 @@ Status validateTlsMaterial(const ClusterConfig& config);
 // wants the system's trust still finds it through OpenSSL's certificate directory (SSL_CERT_DIR), read
 // certificate by certificate on demand. Returns whether it changed the environment.
 bool skipDefaultCaFileLoads(const ClusterConfig& config);
+// The same whatever the configuration: for a process every API server client of which is given its
+// cluster's CA (the benches' own).
+bool skipDefaultCaFileLoads();
 
 }  // namespace ipu::kube

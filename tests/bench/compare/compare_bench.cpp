@@ -18,6 +18,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "kube/cpprest_transport.h"
 #include "measure.h"
 #include "report.h"
 #include "scale_curve.h"
@@ -147,8 +148,8 @@ Options parse(int argc, char** argv) {
 int main(int argc, char** argv) try {
   const Options options = parse(argc, argv);
   // The bench's own clients (and the floor's) trust only each cluster's CA, as the operator does: none of
-  // them loads the system's CA bundle per connection (kube::skipDefaultCaFileLoads). Before any thread.
-  ::setenv("SSL_CERT_FILE", "/dev/null", /*overwrite=*/1);
+  // them loads the system's CA bundle per connection. Before any thread.
+  ipu::kube::skipDefaultCaFileLoads();
   const std::string work =
       std::filesystem::temp_directory_path() / ("compare-bench-" + std::to_string(::getpid()));
   const std::string clusterDir = work + "/cluster";
