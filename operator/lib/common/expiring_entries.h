@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <iterator>
 
 namespace ipu {
 
@@ -14,7 +15,7 @@ class ExpiringEntries {
   template <class Map, class Expired>
   void prune(Map& map, Expired expired) {
     if (map.size() < pruneAbove_) return;
-    std::erase_if(map, expired);
+    for (auto it = map.begin(); it != map.end();) it = expired(*it) ? map.erase(it) : std::next(it);
     pruneAbove_ = std::max(kFloor, 2 * map.size());
   }
 
