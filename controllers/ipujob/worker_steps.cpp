@@ -116,7 +116,7 @@ Result<std::optional<api::RuntimeSecretRecord>> WorkerSteps::runtimeSecretFor(Jo
 Result<ChildrenState> WorkerSteps::createChild(const kube::ResourceRef& resource, const api::IpuJob& job,
                                                const Json& child) {
   using Kind = ChildrenState::Kind;
-  auto created = client_.create(resource, job.identity.ns, child);
+  const Status created = client_.createDiscardingReply(resource, job.identity.ns, child);
   if (created) return ChildrenState{};
   if (created.error().code != ErrorCode::kAlreadyExists) return created.error();
   // A name is not proof of ownership: a job deleted and created again under its name, or a user's own

@@ -221,6 +221,13 @@ Result<Json> RestClient::create(const ResourceRef& resource, const std::string& 
   return executeJson(makeRequest("POST", resource.path(ns), serialise(object)), false, stop);
 }
 
+Status RestClient::createDiscardingReply(const ResourceRef& resource, const std::string& ns,
+                                         const Json& object, std::stop_token stop) {
+  auto response = execute(makeRequest("POST", resource.path(ns), serialise(object)), false, stop);
+  if (!response) return response.error();
+  return {};
+}
+
 Result<Json> RestClient::update(const ResourceRef& resource, const std::string& ns, const Json& object,
                                 const std::string& subresource, std::stop_token stop) {
   std::string name = objectName(object);

@@ -109,6 +109,11 @@ class RestClient {
                        std::stop_token stop = {});
   Result<Json> create(const ResourceRef& resource, const std::string& ns, const Json& object,
                       std::stop_token stop = {});
+  // The same POST with the reply's object left unparsed (its errors are read as create()'s): for a caller
+  // that gives the object its name and needs only to know it was created. Parsing a pod's reply costs more
+  // CPU than sending it.
+  Status createDiscardingReply(const ResourceRef& resource, const std::string& ns, const Json& object,
+                               std::stop_token stop = {});
   // PUT; the object's metadata.resourceVersion makes it conditional (409 Conflict when stale).
   Result<Json> update(const ResourceRef& resource, const std::string& ns, const Json& object,
                       const std::string& subresource = "", std::stop_token stop = {});

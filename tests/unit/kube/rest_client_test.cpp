@@ -101,6 +101,19 @@ TEST_F(RestClientTest, StatusBodiesBecomeTypedErrors) {
   EXPECT_EQ(gone.error().reason, "Expired");
 }
 
+TEST_F(RestClientTest, ACreateThatDiscardsItsReplySendsTheObjectAndStillReadsErrors) {
+  // The first reply is not JSON: a create that parsed it would fail; this one never reads it.
+  transport_->expect("POST", "/api/v1/namespaces/ml/pods", 201, R"({"kind":"Pod", "metadata": {)")
+      .expect("POST", "/api/v1/namespaces/ml/pods", 409, statusBody(409, "AlreadyExists", "exists"));
+  auto c = client();
+  const Json pod = {{"kind", "Pod"}, {"metadata", {{"name", "p"}}}};
+  EXPECT_TRUE(c.createDiscardingReply(ResourceRef::pods(), "ml", pod).ok());
+  EXPECT_EQ(Json::parse(transport_->played()[0].seen.body), pod);
+  const Status taken = c.createDiscardingReply(ResourceRef::pods(), "ml", pod);
+  ASSERT_FALSE(taken.ok());
+  EXPECT_EQ(taken.error().code, ErrorCode::kAlreadyExists);
+}
+
 TEST_F(RestClientTest, InvalidCarriesFieldCauses) {
   Json status = Json::parse(statusBody(422, "Invalid", "IPUJob.graphcore.ai \"j\" is invalid"));
   status["details"] = {{"causes",
