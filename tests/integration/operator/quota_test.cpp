@@ -194,7 +194,7 @@ TEST_F(QuotaTest, AHundredJobsInFiveNamespacesNeverExceedTheirQuotasThroughKills
   EXPECT_GE(heldBack.size(), 3u);
   EXPECT_GT(whileLowered.claims, 0) << "team a ran nothing while its quota was lowered";
   EXPECT_GT(peakAfterRaise, 8) << "the raised quota was not used";
-  if (HasFailure()) std::cerr << "---- replaced replicas ----\n" << replicas.log_;
+  if (HasFailure()) std::cerr << replicas.logs();
 }
 
 TEST_F(QuotaTest, AnAdminRaisesLowersAndDeletesAQuotaWhileJobsRun) {

@@ -58,9 +58,15 @@ class Replicas {
     }
   }
 
-  std::string log_;
+  // What the operator fixture does not print on a failure: the killed replicas' logs, then the second
+  // replica's, still running (a leader that stalled may be that one).
+  std::string logs() const {
+    return "---- replaced replicas ----\n" + log_ + "---- the second replica, still running ----\n" +
+           (second_ ? second_->stderrText() : "");
+  }
 
  private:
+  std::string log_;
   std::vector<std::string> argv_;
   std::unique_ptr<BackgroundProcess>& first_;
   std::unique_ptr<BackgroundProcess> second_;
