@@ -37,18 +37,11 @@ Admitter::Admitter(VipuInventory& inventory, const kube::Store& jobs, const kube
       strategy_(strategy),
       passObserved_(std::move(passObserved)) {}
 
-const std::optional<AdmissionRequest>& Admitter::requestFor(const kube::ObjectPtr& job) {
-  JobFacts& facts = facts_.of(job);
-  if (!facts.request) {
-    std::optional<AdmissionRequest> request;
-    if (auto parsed = api::parseIpuJob(*job)) {
-      request = admissionRequestOf(*parsed, stringMember(member(*job, "metadata"), "creationTimestamp"));
-      request->key = facts.key;
-      request->queuedByKueue = api::queuedByKueue(*job);
-    }
-    facts.request = std::move(request);
-  }
-  return *facts.request;
+std::optional<AdmissionRequest> Admitter::requestFor(const api::JobSummary& job) {
+  if (!job.ask) return std::nullopt;
+  AdmissionRequest request = admissionRequestOf(job.identity, *job.ask);
+  request.queuedByKueue = job.queuedByKueue;
+  return request;
 }
 
 const char* toString(ReservationEnd end) {
@@ -72,9 +65,8 @@ const char* toString(ReservationEnd end) {
 Result<std::optional<Admission>> Admitter::decide(const std::string& key) {
   std::lock_guard pass(passMutex_);
   dropReservationsOfGoneJobs();
-  const kube::ObjectPtr self = jobs_.get(key);
-  if (!self || !api::waitsForAdmission(*self) || api::managerOf(*self) != controllerName_ ||
-      reserved_.contains(key))
+  const auto self = jobs_.summary<api::JobSummary>(key);
+  if (!self || !self->waitsForAdmission || self->manager != controllerName_ || reserved_.contains(key))
     return std::optional<Admission>();
   if (!memoCurrent(key)) {
     // Both read before the plan: a change that lands while it runs moves a counter past them, so the next
@@ -90,7 +82,7 @@ Result<std::optional<Admission>> Admitter::decide(const std::string& key) {
       passObserved_(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     }
   }
-  auto decided = decisionFor(key, self);
+  auto decided = decisionFor(key, *self);
   // Until end(), later passes count these IPUs as taken: the status write and the V-IPU calls happen after
   // this pass, outside the lock.
   if (decided && *decided && (*decided)->decision.kind == AdmissionDecision::Kind::kAdmit) {
@@ -112,9 +104,10 @@ std::size_t Admitter::reservations() const {
 }
 
 void Admitter::reserve(const std::string& key, Admission admission) {
-  const kube::ObjectPtr job = jobs_.get(key);
-  std::string uid = job ? api::identityOf(*job).uid : "";
-  reserved_[key] = {std::move(admission), std::move(uid), job ? api::activeDeadlineOf(*job) : std::nullopt};
+  const auto job = jobs_.summary<api::JobSummary>(key);
+  std::string uid = job ? job->identity.uid : "";
+  std::optional<std::int64_t> deadline = job && job->ask ? job->ask->activeDeadlineSeconds : std::nullopt;
+  reserved_[key] = {std::move(admission), std::move(uid), deadline};
   ++reservationsRevision_;
 }
 
@@ -123,8 +116,8 @@ void Admitter::dropReservationsOfGoneJobs() {
   // its finalizer stripped is never cleaned up). A job being deleted, or finished, is still there: its own
   // release ends its reservation, after any partition it was creating exists.
   for (auto it = reserved_.begin(); it != reserved_.end();) {
-    const kube::ObjectPtr job = jobs_.get(it->first);
-    if (job && api::identityOf(*job).uid == it->second.uid) {
+    const auto job = jobs_.summary<api::JobSummary>(it->first);
+    if (job && job->identity.uid == it->second.uid) {
       ++it;
       continue;
     }
@@ -182,10 +175,10 @@ std::uint64_t Admitter::fingerprint() const {
   // status a pass writes itself, nor a quota's counts and ledger.
   std::uint64_t hash = 0xcbf29ce484222325ULL;
   const auto mix = [&hash](std::string_view text) { hash = (hash ^ stableHash(text)) * 0x100000001b3ULL; };
-  for (const kube::ObjectPtr& object : jobs_.list()) {
-    const JobFacts& job = facts_.of(object);
+  for (const auto& summary : jobs_.summaries<api::JobSummary>()) {
+    const api::JobSummary& job = *summary;
     mix(job.key);
-    mix(job.uid);  // a job made again under its name starts at generation 1 again
+    mix(job.identity.uid);  // a job made again under its name starts at generation 1 again
     mix(job.generation);
     mix(job.alive ? "alive" : "gone");
     mix(job.waitsForAdmission ? "waits" : "not waiting");  // Kueue admitting a job it queues
@@ -253,11 +246,11 @@ Result<Admitter::ControllerState> Admitter::stateOf(const std::string& controlle
 }
 
 PlanInputs Admitter::gatherInputs(std::map<std::string, Error>& unreachable) {
-  const std::vector<kube::ObjectPtr> jobs = jobs_.list();
+  const auto jobs = jobs_.summaries<api::JobSummary>();
   std::map<std::string, Holder> holders;  // by partition id
-  for (const kube::ObjectPtr& object : jobs) {
-    const JobFacts& job = facts_.of(object);
-    for (const auto& partition : job.held) holders[partition.id] = Holder{job.ns, job.uid, job.latestEnd};
+  for (const auto& job : jobs) {
+    for (const auto& partition : job->held)
+      holders[partition.id] = Holder{job->identity.ns, job->identity.uid, job->latestEnd};
   }
 
   PlanInputs inputs;
@@ -273,8 +266,8 @@ PlanInputs Admitter::gatherInputs(std::map<std::string, Error>& unreachable) {
     inputs.controllers.push_back(std::move(*controller));
   }
 
-  for (const kube::ObjectPtr& object : jobs) {
-    const JobFacts& job = facts_.of(object);
+  for (const auto& summary : jobs) {
+    const api::JobSummary& job = *summary;
     if (!job.alive || job.suspended) continue;
     if (reserved_.contains(job.key)) continue;  // its IPUs are its controller's occupant
     if (!job.held.empty()) {
@@ -285,8 +278,8 @@ PlanInputs Admitter::gatherInputs(std::map<std::string, Error>& unreachable) {
         auto& reservation = missing[partition.controller];
         reservation.controller = partition.controller;
         reservation.ipusPerInstance = static_cast<std::uint32_t>(partition.size);
-        reservation.ns = job.ns;
-        reservation.uid = job.uid;
+        reservation.ns = job.identity.ns;
+        reservation.uid = job.identity.uid;
         reservation.endsBy = job.latestEnd;
         ++reservation.instances;
       }
@@ -295,10 +288,9 @@ PlanInputs Admitter::gatherInputs(std::map<std::string, Error>& unreachable) {
     }
     if (!job.waitsForAdmission) continue;          // a job Kueue has not admitted yet is Kueue's to queue
     if (job.manager != controllerName_) continue;  // another install's, or MultiKueue's
-    if (const auto& request = requestFor(object)) inputs.queue.push_back(*request);
+    if (auto request = requestFor(job)) inputs.queue.push_back(std::move(*request));
   }
   if (quotas_ != nullptr) inputs.quotas = quotaRules();
-  facts_.sweep();  // every job in the cache was looked at: the others are gone
   return inputs;
 }
 
@@ -347,12 +339,11 @@ QuotaRules Admitter::quotaRules() const {
   // What each namespace holds: the partitions its jobs hold (status), and the admissions in flight here. A
   // job with a reservation is counted once, by it: its status names the same partitions once the decision is
   // recorded, until they exist.
-  for (const kube::ObjectPtr& object : jobs_.list()) {
-    const JobFacts& job = facts_.of(object);
-    if (reserved_.contains(job.key)) continue;
-    const auto& held = job.heldQuota;
+  for (const auto& job : jobs_.summaries<api::JobSummary>()) {
+    if (reserved_.contains(job->key)) continue;
+    const auto held = heldQuotaJobOf(*job);
     if (!held) continue;
-    NamespaceUsage& usage = rules.usage[job.ns];
+    NamespaceUsage& usage = rules.usage[job->identity.ns];
     const auto ipus = static_cast<std::uint64_t>(held->ipus);
     (held->state == QuotaJob::State::kRunning ? usage.runningIpus : usage.reservedIpus) += ipus;
     ++usage.admittedJobs;
@@ -367,12 +358,11 @@ QuotaRules Admitter::quotaRules() const {
   return rules;
 }
 
-Result<std::optional<Admission>> Admitter::decisionFor(const std::string& key, const kube::ObjectPtr& self) {
+Result<std::optional<Admission>> Admitter::decisionFor(const std::string& key, const api::JobSummary& self) {
   auto decision = memo_.decisions.find(key);
   if (decision == memo_.decisions.end()) return std::optional<Admission>();
   if (decision->second.kind != AdmissionDecision::Kind::kAdmit && !memo_.unreachable.empty()) {
-    const auto& request = requestFor(self);
-    const std::string pinned = request && !request->controllers.empty() ? request->controllers.front() : "";
+    const std::string pinned = self.ask ? self.ask->pinnedController : "";
     for (const auto& [name, error] : memo_.unreachable) {
       if (pinned.empty() || pinned == name) {
         return makeError(error.code, "V-IPU controller " + name + " is unavailable: " + error.message);

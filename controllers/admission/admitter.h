@@ -13,7 +13,6 @@
 #include <nlohmann/json.hpp>
 
 #include "admission/admission_plan.h"
-#include "admission/job_facts.h"
 #include "admission/plan_inputs.h"
 #include "admission/quota_plan.h"
 #include "admission/start_estimate.h"
@@ -21,6 +20,7 @@
 #include "admission/vipu_inventory.h"
 #include "api/ipujob_status.h"
 #include "api/job_lifecycle.h"
+#include "api/job_summary.h"
 #include "common/result.h"
 #include "kube/store.h"
 
@@ -143,10 +143,10 @@ class Admitter {
   Counters inputsCounters() const;
 
  private:
-  // The queue's view of one job, parsed once per cached object (kept in its facts): a pass reads every
-  // waiting job, and parsing each one's spec (with its pod template) again on every pass would dominate a
-  // long queue.
-  const std::optional<AdmissionRequest>& requestFor(const kube::ObjectPtr& job);
+  // The queue's view of one job, from its summary (the cache parsed its spec once, as the job came in: a
+  // pass reads every waiting job, and parsing each one's spec again on every pass would dominate a long
+  // queue). nullopt: its spec does not parse.
+  static std::optional<AdmissionRequest> requestFor(const api::JobSummary& job);
   struct ControllerState {
     std::shared_ptr<const vipu::PartitionPlanner> planner;
     std::set<std::string> partitionIds;
@@ -188,7 +188,7 @@ class Admitter {
   PlanInputs gatherInputs(std::map<std::string, Error>& unreachable);
   QuotaRules quotaRules() const;
   void plan();
-  Result<std::optional<Admission>> decisionFor(const std::string& key, const kube::ObjectPtr& self);
+  Result<std::optional<Admission>> decisionFor(const std::string& key, const api::JobSummary& self);
   void reserve(const std::string& key, Admission admission);
 
   VipuInventory& inventory_;
@@ -200,7 +200,6 @@ class Admitter {
   std::function<void(double)> passObserved_;
   mutable std::mutex passMutex_;
   // What a pass reads of each job; under passMutex_. Mutable: fingerprint() reads through it.
-  mutable JobFactsCache facts_;
   // The last fingerprint and the job and quota store revisions it was worked out at; under passMutex_.
   using Revisions = std::pair<std::uint64_t, std::uint64_t>;
   mutable std::pair<std::optional<Revisions>, std::uint64_t> fingerprintMemo_;

@@ -10,19 +10,22 @@ vipu::IpuSet ControllerInputs::taken() const {
   return taken;
 }
 
-AdmissionRequest admissionRequestOf(const api::IpuJob& job, std::string creationTimestamp) {
+AdmissionRequest admissionRequestOf(const api::ObjectIdentity& identity, const api::JobAsk& ask) {
   AdmissionRequest request;
-  request.key = job.identity.ns + "/" + job.identity.name;
-  request.ns = job.identity.ns;
-  request.uid = job.identity.uid;
-  request.priority = job.spec.priority;
-  request.creationTimestamp = std::move(creationTimestamp);
-  request.instances = static_cast<std::uint32_t>(job.spec.jobInstances);
-  request.ipusPerInstance = static_cast<std::uint32_t>(job.spec.ipusPerJobInstance);
-  request.activeDeadlineSeconds = job.spec.activeDeadlineSeconds;
-  if (auto pinned = api::pinnedVipuController(job.spec); !pinned.empty())
-    request.controllers.push_back(pinned);
+  request.key = identity.ns + "/" + identity.name;
+  request.ns = identity.ns;
+  request.uid = identity.uid;
+  request.priority = ask.priority;
+  request.creationTimestamp = ask.creationTimestamp;
+  request.instances = ask.instances;
+  request.ipusPerInstance = ask.ipusPerInstance;
+  request.activeDeadlineSeconds = ask.activeDeadlineSeconds;
+  if (!ask.pinnedController.empty()) request.controllers.push_back(ask.pinnedController);
   return request;
+}
+
+AdmissionRequest admissionRequestOf(const api::IpuJob& job, std::string creationTimestamp) {
+  return admissionRequestOf(job.identity, api::askOf(job, std::move(creationTimestamp)));
 }
 
 std::map<std::string, AdmissionDecision> planFrom(const PlanInputs& inputs) {

@@ -10,6 +10,7 @@
 #include "admission/admission_plan.h"
 #include "admission/quota_plan.h"
 #include "api/ipujob.h"
+#include "api/job_summary.h"
 #include "common/clock.h"
 #include "vipu/ipu_set.h"
 #include "vipu/partition_planner.h"
@@ -51,6 +52,7 @@ struct PlanInputs {
 };
 
 // What a job asks of admission, keyed "namespace/name".
+AdmissionRequest admissionRequestOf(const api::ObjectIdentity& identity, const api::JobAsk& ask);
 AdmissionRequest admissionRequestOf(const api::IpuJob& job, std::string creationTimestamp);
 
 // The decision for every request of the queue: planQuotaAdmissions with quotas, else planAdmissions.

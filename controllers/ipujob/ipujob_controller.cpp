@@ -3,6 +3,7 @@
 #include <set>
 #include <utility>
 
+#include "api/job_summary.h"
 #include "common/log.h"
 #include "ipujob/job_status.h"
 #include "ipujob/namespace_profiles.h"
@@ -71,8 +72,8 @@ std::vector<std::string> waitingJobsToWakeForQuota(const kube::Store& jobs, cons
   };
   if (old && current && generation(old) == generation(current) && !claimGivenBack()) return keys;
   const std::string ns = stringMember(member(current ? *current : *old, "metadata"), "namespace");
-  for (const kube::ObjectPtr& job : jobs.listNamespace(ns)) {
-    if (waitsForAdmission(*job)) keys.push_back(kube::objectKey(*job));
+  for (const auto& job : jobs.summariesInNamespace<api::JobSummary>(ns)) {
+    if (job->waitsForAdmission) keys.push_back(job->key);
   }
   return keys;
 }
@@ -106,6 +107,8 @@ IpuJobController::IpuJobController(ctrl::Manager& manager, VipuControllers& vipu
   namespaces_.setTransform(trimNamespaceForCache);
   // Eight or more worker pods per job, each read only with its job's others: packed, a fifth of the memory.
   pods_.setStoreLayout(kube::StoreLayout::kPacked);
+  // Each job read whole only by its own reconcile; admission, quotas and metrics walk the summaries.
+  api::keepJobsPackedAndSummarized(jobs_);
   admitter_.manageOnly(reconciler_.controllerName());
   const kube::Store& jobs = jobs_.store();
   auto builder = manager.controller("ipujob");

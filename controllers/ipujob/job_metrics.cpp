@@ -5,6 +5,7 @@
 
 #include "api/ipujob_status.h"
 #include "api/job_lifecycle.h"
+#include "api/job_summary.h"
 
 namespace ipu::controllers {
 
@@ -15,9 +16,8 @@ metrics::GaugeSamples jobsByPhase(const kube::Store& jobs) {
         api::kPhaseSucceeded, api::kPhaseFailed, api::kPhaseSuspended}) {
     byPhase[phase] = 0;
   }
-  for (const auto& job : jobs.list()) {
-    const std::string phase = api::phaseOf(*job);
-    ++byPhase[phase.empty() ? api::kPhasePending : phase];
+  for (const auto& job : jobs.summaries<api::JobSummary>()) {
+    ++byPhase[job->phase.empty() ? api::kPhasePending : job->phase];
   }
   metrics::GaugeSamples samples;
   for (const auto& [phase, count] : byPhase) samples.push_back({{phase}, count});
@@ -26,9 +26,8 @@ metrics::GaugeSamples jobsByPhase(const kube::Store& jobs) {
 
 metrics::GaugeSamples ipusHeldByController(const kube::Store& jobs) {
   std::map<std::string, double> byController;
-  for (const auto& job : jobs.list()) {
-    for (const auto& partition : api::heldPartitionsOf(*job))
-      byController[partition.controller] += partition.size;
+  for (const auto& job : jobs.summaries<api::JobSummary>()) {
+    for (const auto& partition : job->held) byController[partition.controller] += partition.size;
   }
   metrics::GaugeSamples samples;
   for (const auto& [controller, ipus] : byController) samples.push_back({{controller}, ipus});
@@ -37,7 +36,7 @@ metrics::GaugeSamples ipusHeldByController(const kube::Store& jobs) {
 
 metrics::GaugeSamples waitingJobs(const kube::Store& jobs) {
   double waiting = 0;
-  for (const auto& job : jobs.list()) waiting += api::waitsForAdmission(*job) ? 1 : 0;
+  for (const auto& job : jobs.summaries<api::JobSummary>()) waiting += job->waitsForAdmission ? 1 : 0;
   return {{{}, waiting}};
 }
 

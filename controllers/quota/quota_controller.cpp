@@ -5,6 +5,7 @@
 
 #include "api/ipujob.h"
 #include "api/job_lifecycle.h"
+#include "api/job_summary.h"
 #include "api/resources.h"
 #include "common/json_access.h"
 #include "common/log.h"
@@ -30,7 +31,7 @@ Result<ctrl::Action> IpuQuotaReconciler::reconcile(const kube::ObjectPtr& object
                    "No job of the namespace is admitted until this is fixed: " + quota.error().message);
     return ctrl::Action::awaitChange();
   }
-  const auto jobs = quotaJobsOf(jobs_.listNamespace(quota->identity.ns));
+  const auto jobs = quotaJobsOf(jobs_.summariesInNamespace<api::JobSummary>(quota->identity.ns));
   const LedgerGaps gaps = ledgerGaps(jobs, quota->admissions);
   if (!gaps.missing.empty()) {
     auto adopted = adoptMissing(*object, gaps.missing);
@@ -85,7 +86,8 @@ Result<bool> IpuQuotaReconciler::removeGone(const Json& quota, const std::vector
   for (const std::string& name : unknown) {
     auto job = client_.get(api::ipuJobResource(), ns, name);
     if (!job && job.error().code != ErrorCode::kNotFound) return job.error();
-    const bool gone = !job || api::identityOf(*job).uid != ledger.at(name).uid || !quotaJobOf(*job);
+    const bool gone =
+        !job || api::identityOf(*job).uid != ledger.at(name).uid || !quotaJobOf(api::summarizeJob(*job));
     if (gone) removals[name] = nullptr;  // else the cache is behind: the job holds or asks for IPUs
   }
   if (removals.empty()) return true;
@@ -105,6 +107,7 @@ IpuQuotaController::IpuQuotaController(ctrl::Manager& manager, kube::EventRecord
     : quotas_(manager.informer(ipuQuotaResource())),
       jobs_(manager.informer(api::ipuJobResource())),
       reconciler_(manager.client(), jobs_.store(), events) {
+  api::keepJobsPackedAndSummarized(jobs_);
   const kube::Store& quotas = quotas_.store();
   manager.controller("ipuquota")
       .forResource(ipuQuotaResource(), {api::kGroup, api::kQuotaKind})
@@ -114,7 +117,8 @@ IpuQuotaController::IpuQuotaController(ctrl::Manager& manager, kube::EventRecord
                  // Only what the counts read (without parsing specs on every event): a running job's pod
                  // counts or messages change nothing here.
                  const auto view = [](const kube::ObjectPtr& job) {
-                   return std::tuple(heldQuotaJobOf(*job), api::waitsForAdmission(*job),
+                   return std::tuple(api::heldPartitionsOf(*job), api::queuedByKueue(*job),
+                                     api::waitsForAdmission(*job),
                                      member(member(*job, "metadata"), "generation"));
                  };
                  if (old && current && view(old) == view(current)) return keys;

@@ -50,7 +50,7 @@ Result<std::optional<std::string>> QuotaLedger::claimIn(const Json& cachedQuota,
       return std::optional<std::string>("IPUQuota " + claim.ns + "/" + name +
                                         " cannot be read: " + quota.error().message);
     }
-    const auto jobs = heldQuotaJobsOf(jobs_.listNamespace(claim.ns));
+    const auto jobs = heldQuotaJobsOf(jobs_.summariesInNamespace<api::JobSummary>(claim.ns));
     const ClaimCheck check = checkClaim(*quota, jobs, claim);
     if (check.kind == ClaimCheck::Kind::kRecorded) return std::optional<std::string>();
     if (check.kind == ClaimCheck::Kind::kRefused) return std::optional<std::string>(check.message);

@@ -17,32 +17,25 @@ std::string quotaName(const api::IpuQuota& quota) {
 
 }  // namespace
 
-std::optional<QuotaJob> heldQuotaJobOf(const Json& job) {
-  if (api::queuedByKueue(job)) return std::nullopt;  // Kueue's quota applies to it
-  const auto held = api::heldPartitionsOf(job);
-  if (held.empty()) return std::nullopt;
-  const api::ObjectIdentity identity = api::identityOf(job);
-  const bool allActive = std::all_of(held.begin(), held.end(), [](const api::PartitionRecord& partition) {
-    return partition.state == api::kPartitionActive;
-  });
-  QuotaJob out{identity.name, identity.uid,
+std::optional<QuotaJob> heldQuotaJobOf(const api::JobSummary& job) {
+  if (job.queuedByKueue) return std::nullopt;  // Kueue's quota applies to it
+  if (job.held.empty()) return std::nullopt;
+  const bool allActive = std::all_of(
+      job.held.begin(), job.held.end(),
+      [](const api::PartitionRecord& partition) { return partition.state == api::kPartitionActive; });
+  QuotaJob out{job.identity.name, job.identity.uid,
                allActive ? QuotaJob::State::kRunning : QuotaJob::State::kReserved, 0};
-  for (const auto& partition : held) out.ipus += partition.size;
+  for (const auto& partition : job.held) out.ipus += partition.size;
   return out;
 }
 
-std::optional<QuotaJob> quotaJobOf(const Json& job) {
+std::optional<QuotaJob> quotaJobOf(const api::JobSummary& job) {
   if (auto held = heldQuotaJobOf(job)) return held;
-  if (!api::waitsForAdmission(job) || api::queuedByKueue(job)) return std::nullopt;
-  const api::ObjectIdentity identity = api::identityOf(job);
-  QuotaJob out{identity.name, identity.uid, QuotaJob::State::kWaiting, 0};
-  const auto spec = api::parseIpuJobSpec(member(job, "spec"));
-  if (!spec) return std::nullopt;
-  out.ipus = std::int64_t{spec->jobInstances} * spec->ipusPerJobInstance;
-  return out;
+  if (!job.waitsForAdmission || job.queuedByKueue || !job.ask) return std::nullopt;
+  return QuotaJob{job.identity.name, job.identity.uid, QuotaJob::State::kWaiting, job.ask->ipus()};
 }
 
-std::vector<QuotaJob> quotaJobsOf(const std::vector<std::shared_ptr<const Json>>& jobs) {
+std::vector<QuotaJob> quotaJobsOf(const std::vector<std::shared_ptr<const api::JobSummary>>& jobs) {
   std::vector<QuotaJob> out;
   for (const auto& job : jobs) {
     if (auto viewed = quotaJobOf(*job)) out.push_back(std::move(*viewed));
@@ -50,7 +43,7 @@ std::vector<QuotaJob> quotaJobsOf(const std::vector<std::shared_ptr<const Json>>
   return out;
 }
 
-std::vector<QuotaJob> heldQuotaJobsOf(const std::vector<std::shared_ptr<const Json>>& jobs) {
+std::vector<QuotaJob> heldQuotaJobsOf(const std::vector<std::shared_ptr<const api::JobSummary>>& jobs) {
   std::vector<QuotaJob> out;
   for (const auto& job : jobs) {
     if (auto held = heldQuotaJobOf(*job)) out.push_back(std::move(*held));

@@ -9,12 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "api/ipuquota.h"
+#include "api/job_summary.h"
 
 namespace ipu::controllers {
 
 using Json = nlohmann::json;
 
-// What one IPUJob means to its namespace's quota, read from the job as a cache has it. Pure.
+// What one IPUJob means to its namespace's quota, read from the job's summary as a cache has it. Pure.
 struct QuotaJob {
   enum class State {
     kWaiting,   // waiting for admission: asks for its gang
@@ -31,15 +32,15 @@ struct QuotaJob {
 };
 
 // The job as it holds IPUs (kRunning or kReserved, with what its held partitions add up to); nullopt when it
-// holds none. Reads status only: cheap enough for every job of every admission pass.
-std::optional<QuotaJob> heldQuotaJobOf(const Json& job);
-std::vector<QuotaJob> heldQuotaJobsOf(const std::vector<std::shared_ptr<const Json>>& jobs);
+// holds none.
+std::optional<QuotaJob> heldQuotaJobOf(const api::JobSummary& job);
+std::vector<QuotaJob> heldQuotaJobsOf(const std::vector<std::shared_ptr<const api::JobSummary>>& jobs);
 
-// heldQuotaJobOf, or for a waiting job what it asks for (its spec parsed); nullopt for a job that neither
+// heldQuotaJobOf, or for a waiting job what it asks for (JobSummary::ask); nullopt for a job that neither
 // holds nor asks for IPUs (finished with its partitions released, suspended,
 // being deleted without partitions, or waiting with a spec that does not parse: its own reconcile fails it).
-std::optional<QuotaJob> quotaJobOf(const Json& job);
-std::vector<QuotaJob> quotaJobsOf(const std::vector<std::shared_ptr<const Json>>& jobs);
+std::optional<QuotaJob> quotaJobOf(const api::JobSummary& job);
+std::vector<QuotaJob> quotaJobsOf(const std::vector<std::shared_ptr<const api::JobSummary>>& jobs);
 
 // One IPUQuota's status counts from its namespace's jobs and its ledger. A ledger entry whose job is waiting
 // (its admission was claimed but not recorded yet) counts as reserved: the quota holds those IPUs for it.

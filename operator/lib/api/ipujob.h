@@ -99,6 +99,8 @@ struct ObjectIdentity {
   std::string ns;
   std::string name;
   std::string uid;
+
+  bool operator==(const ObjectIdentity&) const = default;
 };
 
 struct IpuJob {

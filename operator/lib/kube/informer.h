@@ -44,6 +44,12 @@ class Informer {
   void setFilter(CacheFilter filter) { filter_ = std::move(filter); }
   // How the cache keeps the objects (StoreLayout); set before start().
   void setStoreLayout(StoreLayout layout) { store_.setLayout(layout); }
+  // What the cache keeps beside each object for readers that walk them all (Store::setSummary); set before
+  // start().
+  template <class T>
+  void setSummary(std::function<T(const Json&)> summarize) {
+    store_.setSummary<T>(std::move(summarize));
+  }
   void start();
   void stop();
 

@@ -1,5 +1,7 @@
 #include "kube/store.h"
 
+#include <stdexcept>
+
 namespace ipu::kube {
 namespace {
 
@@ -24,9 +26,9 @@ std::vector<std::string> ownerUids(const Json& object) {
 }
 
 // The namespace part of an objectKey ("" for a cluster-scoped object's key).
-std::string namespaceOfKey(const std::string& key) {
+std::string_view namespaceOfKey(std::string_view key) {
   const auto slash = key.find('/');
-  return slash == std::string::npos ? "" : key.substr(0, slash);
+  return slash == std::string_view::npos ? std::string_view() : key.substr(0, slash);
 }
 
 }  // namespace
@@ -41,13 +43,52 @@ void Store::setLayout(StoreLayout layout) {
   if (objects_.empty() && pending_.empty()) layout_ = layout;
 }
 
+void Store::setSummarizer(std::type_index type, Summarizer summarize) {
+  std::unique_lock lock(mutex_);
+  if (summaryType_ && *summaryType_ != type)
+    throw std::logic_error("a store keeps one type of summary, and this one keeps another");
+  if (!objects_.empty() || !pending_.empty()) return;
+  summaryType_ = type;
+  summarize_ = std::move(summarize);
+}
+
+void Store::checkSummaryType(std::type_index type) const {
+  if (summaryType_ != type)
+    throw std::logic_error("the store keeps no summary of this type: set it before its informer starts");
+}
+
+Store::Summary Store::erasedSummary(std::type_index type, const std::string& key) const {
+  std::shared_lock lock(mutex_);
+  checkSummaryType(type);
+  const auto found = objects_.find(key);
+  return found == objects_.end() ? nullptr : found->second.summary;
+}
+
+std::vector<Store::Summary> Store::erasedSummaries(std::type_index type, const std::string* ns) const {
+  std::shared_lock lock(mutex_);
+  checkSummaryType(type);
+  std::vector<Summary> out;
+  if (ns == nullptr) {
+    out.reserve(objects_.size());
+    for (const auto& [key, entry] : objects_) out.push_back(entry.summary);
+    return out;
+  }
+  auto keys = byNamespace_.find(*ns);
+  if (keys == byNamespace_.end()) return out;
+  out.reserve(keys->second.size());
+  for (std::string_view key : keys->second) out.push_back(objects_.find(key)->second.summary);
+  return out;
+}
+
 Store::Entry Store::entryFor(const ObjectPtr& object) const {
   Entry entry{.resourceVersion = metadataField(*object, "resourceVersion"), .ownerUids = ownerUids(*object)};
   if (layout_ == StoreLayout::kPacked) {
     entry.packed = Json::to_cbor(*object);
+    entry.packed.shrink_to_fit();  // the encoder grows it by doubling: up to half of it would be spare
   } else {
     entry.parsed = object;
   }
+  if (summarize_) entry.summary = summarize_(*object);
   return entry;
 }
 
@@ -87,8 +128,8 @@ std::vector<StoreChange> Store::apply(WatcherEvent&& event) {
         }
       }
       objects_.swap(pending_);
+      rebuildIndexes();  // before the old objects go: the indexes' views are of their keys until then
       pending_.clear();
-      rebuildIndexes();
       synced_ = true;
       if (!changes.empty()) ++revision_;
       break;
@@ -101,12 +142,13 @@ std::vector<StoreChange> Store::apply(WatcherEvent&& event) {
       auto old = objects_.find(key);
       if (old == objects_.end()) {
         changes.push_back({StoreChange::Type::kAdded, nullptr, object});
+        old = objects_.emplace(std::move(key), std::move(entry)).first;
       } else {
         changes.push_back({StoreChange::Type::kUpdated, read(old->second), object});
-        indexRemove(key, old->second);
+        indexRemove(old->first, old->second);
+        old->second = std::move(entry);
       }
-      indexAdd(key, entry);
-      objects_[key] = std::move(entry);
+      indexAdd(old->first, old->second);
       ++revision_;
       break;
     }
@@ -118,7 +160,7 @@ std::vector<StoreChange> Store::apply(WatcherEvent&& event) {
       ObjectPtr last =
           old != objects_.end() ? read(old->second) : std::make_shared<const Json>(std::move(event.object));
       if (old != objects_.end()) {
-        indexRemove(key, old->second);
+        indexRemove(old->first, old->second);
         objects_.erase(old);
         ++revision_;
       }
@@ -131,13 +173,18 @@ std::vector<StoreChange> Store::apply(WatcherEvent&& event) {
   return changes;
 }
 
-void Store::indexAdd(const std::string& key, const Entry& entry) {
-  byNamespace_[namespaceOfKey(key)].insert(key);
-  for (const auto& uid : entry.ownerUids) byOwner_[uid].insert(key);
+void Store::indexAdd(std::string_view key, const Entry& entry) {
+  const auto add = [key](Index& index, std::string_view value) {
+    auto found = index.find(value);
+    if (found == index.end()) found = index.emplace(std::string(value), Keys{}).first;
+    found->second.insert(key);
+  };
+  add(byNamespace_, namespaceOfKey(key));
+  for (const auto& uid : entry.ownerUids) add(byOwner_, uid);
 }
 
-void Store::indexRemove(const std::string& key, const Entry& entry) {
-  auto removeFrom = [&key](std::map<std::string, std::set<std::string>>& index, const std::string& value) {
+void Store::indexRemove(std::string_view key, const Entry& entry) {
+  auto removeFrom = [key](Index& index, std::string_view value) {
     auto found = index.find(value);
     if (found == index.end()) return;
     found->second.erase(key);
@@ -153,10 +200,10 @@ void Store::rebuildIndexes() {
   for (const auto& [key, entry] : objects_) indexAdd(key, entry);
 }
 
-std::vector<ObjectPtr> Store::collect(const std::set<std::string>& keys) const {
+std::vector<ObjectPtr> Store::collect(const Keys& keys) const {
   std::vector<ObjectPtr> out;
   out.reserve(keys.size());
-  for (const auto& key : keys) {
+  for (std::string_view key : keys) {
     if (auto found = objects_.find(key); found != objects_.end()) out.push_back(read(found->second));
   }
   return out;

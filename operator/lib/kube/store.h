@@ -2,12 +2,17 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
+#include <typeindex>
+#include <typeinfo>
 #include <vector>
 
 #include "kube/watcher.h"
@@ -36,11 +41,38 @@ enum class StoreLayout { kParsed, kPacked };
 // The reflector's cache: objects by key, indexed by namespace and by owner UID. One writer (apply(), fed
 // by a Watcher), many readers. Readers get immutable shared objects, so a reader never sees an object
 // change under it. A relist is built aside and swapped in at InitDone.
+//
+// A store may also keep a summary of each object: what the readers that walk every object on every pass
+// need of it, worked out once by the writer as the object arrives (as client-go's indexers are). Such a
+// walk then reads neither JSON nor, for a packed store, CBOR. A store keeps at most one type of summary.
 class Store {
  public:
   explicit Store(StoreLayout layout = StoreLayout::kParsed) : layout_(layout) {}
   // Only while the store is empty (before its informer starts): what it holds stays in the layout it has.
   void setLayout(StoreLayout layout);
+  // Keeps summarize(object) beside every object from now on. Only while the store is empty; setting the
+  // same type again replaces the function, another type is a programming error (std::logic_error).
+  template <class T>
+  void setSummary(std::function<T(const Json&)> summarize) {
+    setSummarizer(typeid(T), [summarize = std::move(summarize)](const Json& object) -> Summary {
+      return std::make_shared<const T>(summarize(object));
+    });
+  }
+  // The summaries of every object (of one namespace's), in key order. Asking for a type the store does not
+  // keep is a programming error (std::logic_error): set it before the informer starts.
+  template <class T>
+  std::vector<std::shared_ptr<const T>> summaries() const {
+    return typed<T>(erasedSummaries(typeid(T), nullptr));
+  }
+  template <class T>
+  std::vector<std::shared_ptr<const T>> summariesInNamespace(const std::string& ns) const {
+    return typed<T>(erasedSummaries(typeid(T), &ns));
+  }
+  // One object's summary; null when the store does not hold the key.
+  template <class T>
+  std::shared_ptr<const T> summary(const std::string& key) const {
+    return std::static_pointer_cast<const T>(erasedSummary(typeid(T), key));
+  }
   // Applies one watcher event; returns the changes it made (for InitDone, the difference between the
   // previous picture and the relisted one, deletions included).
   std::vector<StoreChange> apply(WatcherEvent&& event);
@@ -62,26 +94,47 @@ class Store {
   bool hasSynced() const;
 
  private:
+  using Summary = std::shared_ptr<const void>;
+  using Summarizer = std::function<Summary(const Json&)>;
   // One cached object in the store's layout, with what the indexes and a relist need without reading it.
   struct Entry {
     ObjectPtr parsed;                  // StoreLayout::kParsed
     std::vector<std::uint8_t> packed;  // StoreLayout::kPacked
+    Summary summary;                   // when the store keeps summaries
     std::string resourceVersion;
     std::vector<std::string> ownerUids;
   };
-  using Objects = std::map<std::string, Entry>;
+  using Objects = std::map<std::string, Entry, std::less<>>;
+  // The indexes name objects by views of objects_' own keys (a map's keys stay where they are until erased,
+  // and an object leaves the indexes before it leaves objects_): one copy of each key, not three.
+  using Keys = std::set<std::string_view>;
+  using Index = std::map<std::string, Keys, std::less<>>;
+
+  void setSummarizer(std::type_index type, Summarizer summarize);
+  std::vector<Summary> erasedSummaries(std::type_index type, const std::string* ns) const;
+  Summary erasedSummary(std::type_index type, const std::string& key) const;
+  void checkSummaryType(std::type_index type) const;
+  template <class T>
+  static std::vector<std::shared_ptr<const T>> typed(std::vector<Summary> erased) {
+    std::vector<std::shared_ptr<const T>> out;
+    out.reserve(erased.size());
+    for (Summary& summary : erased) out.push_back(std::static_pointer_cast<const T>(std::move(summary)));
+    return out;
+  }
   Entry entryFor(const ObjectPtr& object) const;
   static ObjectPtr read(const Entry& entry);
-  void indexAdd(const std::string& key, const Entry& entry);
-  void indexRemove(const std::string& key, const Entry& entry);
+  void indexAdd(std::string_view key, const Entry& entry);
+  void indexRemove(std::string_view key, const Entry& entry);
   void rebuildIndexes();
-  std::vector<ObjectPtr> collect(const std::set<std::string>& keys) const;
+  std::vector<ObjectPtr> collect(const Keys& keys) const;
 
   StoreLayout layout_;
+  std::optional<std::type_index> summaryType_;
+  Summarizer summarize_;
   mutable std::shared_mutex mutex_;
   Objects objects_;
-  std::map<std::string, std::set<std::string>> byNamespace_;
-  std::map<std::string, std::set<std::string>> byOwner_;
+  Index byNamespace_;
+  Index byOwner_;
   bool synced_ = false;
   std::atomic<std::uint64_t> revision_{0};  // bumped under mutex_ (unique), after the change is visible
   // Only touched by the writer.

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ipujob/orphan_partitions.h"
+#include "job_store.h"
 #include "proxy_objects.h"
 #include "sim_process.h"
 #include "vipu/vipu_client.h"
@@ -81,7 +82,7 @@ int main(int argc, char** argv) {
     if (!direct->createPartition({.id = partition, .size = 4})) throw std::runtime_error("cannot create");
 
     kube::Store pods(kube::StoreLayout::kPacked);
-    kube::Store jobs;
+    testing::JobStore jobs;
     testing::put(
         jobs, testing::ipuJobObject("team-a", "job-a", "uid-a",
                                     nlohmann::json::array({testing::partitionRecord(partition, 0, "sim")})));

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "free_port.h"
+#include "job_store.h"
 
 namespace ipu::cmd {
 namespace {
@@ -79,7 +80,7 @@ class TelemetryTest : public ::testing::Test {
     return response.extract_utf8string(/*ignore_content_type=*/true).get();
   }
 
-  kube::Store jobs_;
+  testing::JobStore jobs_;
   Telemetry telemetry_;
   std::string baseUrl_;
 };

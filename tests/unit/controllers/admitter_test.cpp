@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "fake_clock.h"
+#include "job_store.h"
 #include "scripted_vipu.h"
 #include "vipu-sim/simulated_pod.h"
 
@@ -65,7 +66,7 @@ class AdmitterTest : public ::testing::Test {
   std::unique_ptr<ScriptedVipu>& flaky_ = vipu_.api;
   std::unique_ptr<VipuControllers>& controllers_ = vipu_.controllers;
   std::unique_ptr<VipuInventory>& inventory_ = vipu_.inventory;
-  kube::Store store_;
+  testing::JobStore store_;
   std::unique_ptr<Admitter> admitter_;
 };
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "ipujob/waiting_jobs.h"
+#include "job_store.h"
 
 namespace ipu::controllers {
 namespace {
@@ -38,7 +39,7 @@ class WakeTest : public ::testing::Test {
   std::vector<std::string> wakeFor(const kube::ObjectPtr& old, const kube::ObjectPtr& current) {
     return waiting_.wakeFor(old, current);
   }
-  kube::Store store_;
+  testing::JobStore store_;
   WaitingJobs waiting_;
 };
 

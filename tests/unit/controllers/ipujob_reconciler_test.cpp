@@ -9,6 +9,7 @@
 #include "container_env.h"
 #include "fake_clock.h"
 #include "fake_transport.h"
+#include "job_store.h"
 #include "scripted_vipu.h"
 #include "tls/pki.h"
 #include "vipu-sim/simulated_pod.h"
@@ -82,7 +83,7 @@ class ReconcilerTest : public ::testing::Test {
     inventory_->refresh();
     admitter_ = std::make_unique<Admitter>(*inventory_, jobs_);
     makeReconciler("");
-    for (auto* store : {&jobs_, &pods_}) {
+    for (kube::Store* store : {static_cast<kube::Store*>(&jobs_), &pods_}) {
       store->apply({kube::WatcherEvent::Kind::kInit, nullptr});
       store->apply({kube::WatcherEvent::Kind::kInitDone, nullptr});
     }
@@ -218,7 +219,7 @@ class ReconcilerTest : public ::testing::Test {
   testing::InMemoryVipu pod_{clock_};
   std::unique_ptr<vipu::sim::SimulatedPod>& vipu_ = pod_.sim;
   std::unique_ptr<VipuInventory>& inventory_ = pod_.inventory;
-  kube::Store jobs_;
+  testing::JobStore jobs_;
   kube::Store pods_;
   std::unique_ptr<Admitter> admitter_;
   RecordedEvents events_;

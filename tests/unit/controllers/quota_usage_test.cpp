@@ -34,46 +34,54 @@ Json holding(const std::string& phase, std::vector<std::pair<int, std::string>> 
   return {{"phase", phase}, {"partitions", records}};
 }
 
+// What the quota reads of a job: its summary, as the IPUJob cache keeps it.
+std::optional<QuotaJob> quotaOf(const Json& object) {
+  return quotaJobOf(api::summarizeJob(object));
+}
+std::optional<QuotaJob> heldOf(const Json& object) {
+  return heldQuotaJobOf(api::summarizeJob(object));
+}
+
 api::IpuQuota quota(std::int64_t maxIpus, std::optional<std::int64_t> maxJobs,
                     std::map<std::string, api::LedgerEntry> ledger) {
   return {{"team-a", "gold", "q-uid"}, 1, "7", {maxIpus, maxJobs, std::nullopt}, std::move(ledger)};
 }
 
 TEST(QuotaJobTest, WaitingAsksForItsGangAndHeldPartitionsAreWhatAJobHolds) {
-  const auto waiting = quotaJobOf(job("w", 2, 4));
+  const auto waiting = quotaOf(job("w", 2, 4));
   ASSERT_TRUE(waiting.has_value());
   EXPECT_EQ(waiting->state, State::kWaiting);
   EXPECT_EQ(waiting->ipus, 8);
   EXPECT_EQ(waiting->uid, "uid-w");
 
-  const auto reserved = quotaJobOf(job("r", 2, 4, holding("Creating", {{4, "Active"}, {4, "Planned"}})));
+  const auto reserved = quotaOf(job("r", 2, 4, holding("Creating", {{4, "Active"}, {4, "Planned"}})));
   ASSERT_TRUE(reserved.has_value());
   EXPECT_EQ(reserved->state, State::kReserved);
   EXPECT_EQ(reserved->ipus, 8);
 
-  const auto running = quotaJobOf(job("a", 2, 4, holding("Running", {{4, "Active"}, {4, "Active"}})));
+  const auto running = quotaOf(job("a", 2, 4, holding("Running", {{4, "Active"}, {4, "Active"}})));
   ASSERT_TRUE(running.has_value());
   EXPECT_EQ(running->state, State::kRunning);
 
-  EXPECT_FALSE(quotaJobOf(job("done", 1, 4, holding("Succeeded", {{4, "Released"}}))).has_value());
+  EXPECT_FALSE(quotaOf(job("done", 1, 4, holding("Succeeded", {{4, "Released"}}))).has_value());
   Json suspended = job("s", 1, 4);
   suspended["spec"]["suspend"] = true;
-  EXPECT_FALSE(quotaJobOf(suspended).has_value());
-  EXPECT_FALSE(quotaJobOf(job("bad", 1, 3)).has_value()) << "an invalid spec is failed by its reconcile";
+  EXPECT_FALSE(quotaOf(suspended).has_value());
+  EXPECT_FALSE(quotaOf(job("bad", 1, 3)).has_value()) << "an invalid spec is failed by its reconcile";
 }
 
 TEST(QuotaJobTest, AJobKueueQueuesIsNeverAnIpuQuotasWhetherWaitingOrHoldingIpus) {
   // Kueue's quota applies to it: counting it here too would charge its namespace twice.
   Json waiting =
       job("kueue-waiting", 1, 4, {{"kueue", {{"workload", "ipujob-w-12345"}, {"admitted", false}}}});
-  EXPECT_FALSE(quotaJobOf(waiting).has_value());
+  EXPECT_FALSE(quotaOf(waiting).has_value());
   Json admitted =
       job("kueue-admitted", 1, 4, {{"kueue", {{"workload", "ipujob-a-12345"}, {"admitted", true}}}});
-  EXPECT_FALSE(quotaJobOf(admitted).has_value());
+  EXPECT_FALSE(quotaOf(admitted).has_value());
   Json running = job("kueue-running", 1, 4, holding("Running", {{4, "Active"}}));
   running["status"]["kueue"] = {{"workload", "ipujob-r-12345"}, {"admitted", true}};
-  EXPECT_FALSE(quotaJobOf(running).has_value());
-  EXPECT_FALSE(heldQuotaJobOf(running).has_value());
+  EXPECT_FALSE(quotaOf(running).has_value());
+  EXPECT_FALSE(heldOf(running).has_value());
 }
 
 TEST(QuotaJobTest, StatusCountsUsedReservedPendingAdmittedAndWaiting) {

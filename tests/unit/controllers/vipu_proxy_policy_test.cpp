@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ipujob/orphan_partitions.h"
+#include "job_store.h"
 #include "proxy_objects.h"
 #include "vipu_proxy/caller_address.h"
 #include "vipu_proxy/pods_by_address.h"
@@ -51,7 +52,7 @@ class VipuProxyPolicyTest : public ::testing::Test {
   }
 
   kube::Store pods_;
-  kube::Store jobs_;
+  testing::JobStore jobs_;
   PodsByAddress index_{pods_};
 };
 

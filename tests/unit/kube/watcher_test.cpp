@@ -345,6 +345,64 @@ TEST_P(StoreTest, ARelistReportsWhatChangedDisappearedOrCameByResourceVersion) {
   EXPECT_EQ(store.size(), 3u);
 }
 
+TEST_P(StoreTest, SummariesAreTakenOnceAsObjectsArriveAndFollowEveryChange) {
+  Store store(GetParam());
+  int taken = 0;
+  store.setSummary<std::string>([&taken](const Json& object) {
+    ++taken;
+    return object["metadata"]["name"].get<std::string>() + "@" +
+           object["metadata"]["resourceVersion"].get<std::string>();
+  });
+  const auto object = [](const std::string& ns, const std::string& name, const std::string& rv) {
+    return Json{{"metadata", {{"namespace", ns}, {"name", name}, {"resourceVersion", rv}}}};
+  };
+  const auto texts = [](const std::vector<std::shared_ptr<const std::string>>& summaries) {
+    std::vector<std::string> out;
+    for (const auto& summary : summaries) out.push_back(*summary);
+    return out;
+  };
+  store.apply({Kind::kInit, {}});
+  store.apply({Kind::kInitApply, object("ml", "b", "1")});
+  store.apply({Kind::kInitApply, object("ml", "a", "1")});
+  store.apply({Kind::kInitApply, object("other", "c", "1")});
+  store.apply({Kind::kInitDone, {}});
+  EXPECT_EQ(texts(store.summaries<std::string>()), (std::vector<std::string>{"a@1", "b@1", "c@1"}))
+      << "in key order";
+  EXPECT_EQ(texts(store.summariesInNamespace<std::string>("ml")), (std::vector<std::string>{"a@1", "b@1"}));
+  EXPECT_TRUE(store.summariesInNamespace<std::string>("nobody").empty());
+  ASSERT_TRUE(store.summary<std::string>("other/c"));
+  EXPECT_EQ(*store.summary<std::string>("other/c"), "c@1");
+  EXPECT_FALSE(store.summary<std::string>("ml/missing"));
+  EXPECT_EQ(store.summary<std::string>("ml/a"), store.summary<std::string>("ml/a")) << "one shared summary";
+  EXPECT_EQ(taken, 3) << "taken as the objects came in, never by a read";
+
+  store.apply({Kind::kApply, object("ml", "a", "2")});
+  store.apply({Kind::kDelete, object("ml", "b", "1")});
+  EXPECT_EQ(texts(store.summaries<std::string>()), (std::vector<std::string>{"a@2", "c@1"}));
+  EXPECT_EQ(texts(store.summariesInNamespace<std::string>("ml")), (std::vector<std::string>{"a@2"}));
+  EXPECT_EQ(taken, 4);
+
+  store.apply({Kind::kInit, {}});  // a relist that finds only d
+  store.apply({Kind::kInitApply, object("ml", "d", "5")});
+  store.apply({Kind::kInitDone, {}});
+  EXPECT_EQ(texts(store.summaries<std::string>()), (std::vector<std::string>{"d@5"}));
+  EXPECT_EQ(texts(store.summariesInNamespace<std::string>("ml")), (std::vector<std::string>{"d@5"}));
+  EXPECT_TRUE(store.summariesInNamespace<std::string>("other").empty());
+}
+
+TEST(StoreSummaryTest, ASummaryTypeTheStoreDoesNotKeepIsAProgrammingError) {
+  Store plain;
+  EXPECT_THROW(plain.summaries<std::string>(), std::logic_error);
+  Store store;
+  store.setSummary<std::string>([](const Json&) { return std::string("s"); });
+  EXPECT_THROW(store.summaries<int>(), std::logic_error);
+  EXPECT_THROW(store.summary<int>("ml/a"), std::logic_error);
+  EXPECT_THROW(store.setSummary<int>([](const Json&) { return 1; }), std::logic_error);
+  store.apply({Kind::kApply, Json::parse(R"({"metadata":{"name":"a","namespace":"ml"}})")});
+  store.setSummary<std::string>([](const Json&) { return std::string("other"); });
+  EXPECT_EQ(*store.summary<std::string>("ml/a"), "s") << "what the store holds keeps the summary it has";
+}
+
 TEST(PackedStoreTest, AnObjectReadsBackEqualInEveryJsonType) {
   const Json original = Json::parse(R"({"metadata":{"name":"p","namespace":"ml","resourceVersion":"7",
       "labels":{"graphcore.ai/job-name":"résumé-ü"}},"status":{"phase":"Running","restartCount":0,
