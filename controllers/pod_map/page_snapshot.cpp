@@ -40,14 +40,14 @@ PageSnapshot pageSnapshotOf(const VipuInventory& inventory, const kube::Store& j
                             const kube::Store& quotas, const std::vector<std::string>& controllers,
                             const OwnPrefixes& prefixes, Clock::WallTime now) {
   PageSnapshot snapshot{.at = now};
-  const std::vector<kube::ObjectPtr> allJobs = jobs.list();
+  const auto summaries = jobs.summaries<api::JobSummary>();
   std::set<std::string> names;
   for (const std::string& controller : controllers) {
     if (!names.insert(ipuPodNameFor(controller)).second) continue;  // as the publisher: one map per name
     const auto view = inventory.view(controller);
-    snapshot.pods.push_back(ipuPodStatusOf(controller, view.get(), allJobs, prefixes));
+    snapshot.pods.push_back(ipuPodStatusOf(controller, view.get(), summaries, prefixes));
   }
-  addJobsAndQuotas(snapshot, allJobs, quotas.list());
+  addJobsAndQuotas(snapshot, jobs.list(), quotas.list());
   return snapshot;
 }
 

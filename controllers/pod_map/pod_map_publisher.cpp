@@ -141,7 +141,7 @@ bool PodMapPublisher::publish(std::stop_token stop) {
   const bool queueWritten = admitter_ == nullptr || publishQueue(stop);
   const std::pair counters{inventory_.version(), jobs_.revision()};
   if (published_ == counters) return queueWritten;
-  const std::vector<kube::ObjectPtr> jobs = jobs_.list();
+  const auto jobs = jobs_.summaries<api::JobSummary>();
   bool complete = true;
   std::set<std::string> names;
   for (const std::string& controller : controllers_) {

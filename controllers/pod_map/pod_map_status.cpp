@@ -22,17 +22,15 @@ struct JobHold {
 // Partition id -> the job holding it, for the jobs whose status records a held partition on `controller`
 // under an id their identity derives.
 std::map<std::string, JobHold> holdersById(const std::string& controller,
-                                           const std::vector<kube::ObjectPtr>& jobs,
+                                           const std::vector<std::shared_ptr<const api::JobSummary>>& jobs,
                                            const OwnPrefixes& prefixes) {
   std::map<std::string, JobHold> byId;
-  for (const kube::ObjectPtr& job : jobs) {
-    const api::ObjectIdentity identity = api::identityOf(*job);
-    if (identity.uid.empty()) continue;
-    const api::IpuJobStatus status = api::parseIpuJobStatus(member(*job, "status"));
-    for (const api::PartitionRecord& record : status.heldPartitions()) {
+  for (const auto& job : jobs) {
+    if (job->identity.uid.empty()) continue;
+    for (const api::PartitionRecord& record : job->held) {
       if (record.controller != controller) continue;
-      if (!partitionDerivedForJob(record, identity, prefixes.current, prefixes.legacy)) continue;
-      byId[record.id] = {identity.uid, status.admittedAt()};
+      if (!partitionDerivedForJob(record, job->identity, prefixes.current, prefixes.legacy)) continue;
+      byId[record.id] = {job->identity.uid, job->admittedAt};
     }
   }
   return byId;
@@ -46,7 +44,8 @@ bool ownId(const OwnPrefixes& prefixes, const std::string& id) {
 }  // namespace
 
 api::IpuPodStatus ipuPodStatusOf(const std::string& controller, const VipuInventory::View* view,
-                                 const std::vector<kube::ObjectPtr>& jobs, const OwnPrefixes& prefixes) {
+                                 const std::vector<std::shared_ptr<const api::JobSummary>>& jobs,
+                                 const OwnPrefixes& prefixes) {
   api::IpuPodStatus status;
   status.controller = controller;
   if (view == nullptr) {

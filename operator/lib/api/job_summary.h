@@ -49,6 +49,7 @@ struct JobSummary {
   std::string manager;                       // managerOf
   std::vector<PartitionRecord> held;         // heldPartitionsOf
   std::optional<Clock::WallTime> latestEnd;  // latestEndOf
+  std::string admittedAt;  // IpuJobStatus::admittedAt: when its Admitted condition turned true
   // For a job that waits for admission and whose spec parses, what it asks for; nullopt for every other job
   // (one whose spec does not parse is failed by its own reconcile, with the reason).
   std::optional<JobAsk> ask;

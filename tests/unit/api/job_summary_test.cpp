@@ -30,6 +30,9 @@ Json job(const std::string& name) {
 Json holdingOne(Json object) {
   object["status"] = {
       {"phase", "Running"},
+      {"conditions",
+       Json::array(
+           {{{"type", "Admitted"}, {"status", "True"}, {"lastTransitionTime", "2026-12-01T10:00:05Z"}}})},
       {"partitions",
        Json::array(
            {{{"id", "p-1"}, {"instance", 0}, {"size", 4}, {"controller", "pod64"}, {"state", "Active"}}})}};
@@ -64,6 +67,7 @@ TEST(JobSummaryTest, AJobHoldingPartitionsAsksForNothingMore) {
   ASSERT_EQ(summary.held.size(), 1u);
   EXPECT_EQ(summary.held.front().id, "p-1");
   EXPECT_EQ(summary.held.front().size, 4);
+  EXPECT_EQ(summary.admittedAt, "2026-12-01T10:00:05Z");
   EXPECT_FALSE(summary.ask) << "only a waiting job's spec is read for what it asks";
 }
 

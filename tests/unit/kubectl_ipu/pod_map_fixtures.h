@@ -66,7 +66,10 @@ class PodBuilder {
   api::IpuPodStatus status() const { return statusWith(jobs_); }
   // The same partitions with other jobs.
   api::IpuPodStatus statusWith(const std::vector<kube::ObjectPtr>& jobs) const {
-    return controllers::ipuPodStatusOf("vipu-a", &view_, jobs, kPrefixes);
+    std::vector<std::shared_ptr<const api::JobSummary>> summaries;  // as the IPUJob cache keeps them
+    for (const auto& job : jobs)
+      summaries.push_back(std::make_shared<const api::JobSummary>(api::summarizeJob(*job)));
+    return controllers::ipuPodStatusOf("vipu-a", &view_, summaries, kPrefixes);
   }
   const std::vector<kube::ObjectPtr>& jobs() const { return jobs_; }
 
