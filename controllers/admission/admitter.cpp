@@ -106,8 +106,7 @@ std::size_t Admitter::reservations() const {
 void Admitter::reserve(const std::string& key, Admission admission) {
   const auto job = jobs_.summary<api::JobSummary>(key);
   std::string uid = job ? job->identity.uid : "";
-  std::optional<std::int64_t> deadline = job && job->ask ? job->ask->activeDeadlineSeconds : std::nullopt;
-  reserved_[key] = {std::move(admission), std::move(uid), deadline};
+  reserved_[key] = {std::move(admission), std::move(uid), job ? job->activeDeadlineSeconds : std::nullopt};
   ++reservationsRevision_;
 }
 

@@ -29,6 +29,7 @@ JobSummary summarizeJob(const nlohmann::json& job) {
   summary.manager = managerOf(job);
   summary.held = heldPartitionsOf(job);
   summary.latestEnd = latestEndOf(job);
+  summary.activeDeadlineSeconds = activeDeadlineOf(job);
   summary.admittedAt = parseIpuJobStatus(member(job, "status")).admittedAt();
   if (summary.waitsForAdmission) {
     if (auto parsed = parseIpuJob(job))

@@ -46,9 +46,10 @@ struct JobSummary {
   bool suspended = false;  // spec.suspend
   bool waitsForAdmission = false;
   bool queuedByKueue = false;
-  std::string manager;                       // managerOf
-  std::vector<PartitionRecord> held;         // heldPartitionsOf
-  std::optional<Clock::WallTime> latestEnd;  // latestEndOf
+  std::string manager;                                // managerOf
+  std::vector<PartitionRecord> held;                  // heldPartitionsOf
+  std::optional<Clock::WallTime> latestEnd;           // latestEndOf
+  std::optional<std::int64_t> activeDeadlineSeconds;  // activeDeadlineOf: read for every job, held or waiting
   std::string admittedAt;  // IpuJobStatus::admittedAt: when its Admitted condition turned true
   // For a job that waits for admission and whose spec parses, what it asks for; nullopt for every other job
   // (one whose spec does not parse is failed by its own reconcile, with the reason).

@@ -68,6 +68,7 @@ TEST(JobSummaryTest, AJobHoldingPartitionsAsksForNothingMore) {
   EXPECT_EQ(summary.held.front().id, "p-1");
   EXPECT_EQ(summary.held.front().size, 4);
   EXPECT_EQ(summary.admittedAt, "2026-12-01T10:00:05Z");
+  EXPECT_EQ(summary.activeDeadlineSeconds, 600) << "a held job's deadline is read too (its start estimate)";
   EXPECT_FALSE(summary.ask) << "only a waiting job's spec is read for what it asks";
 }
 
