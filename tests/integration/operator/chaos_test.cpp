@@ -143,6 +143,14 @@ void ChaosTest::run(const ChaosPlan& plan) {
       operatorArgv({"--orphan-sweep-interval-seconds", std::to_string(kOrphanSweepSeconds)});
   operator_ = std::make_unique<BackgroundProcess>(argv);
   Replicas replicas(argv, operator_);
+  // On a failure, every replica's log (the leader of the moment may be any of them), however the run ends: an
+  // assertion that stops it early included.
+  struct LogsOnFailure {
+    const Replicas& replicas;
+    ~LogsOnFailure() {
+      if (::testing::Test::HasFailure()) std::cerr << replicas.logs();
+    }
+  } logsOnFailure{replicas};
 
   std::mt19937 random(20261124);
   std::string all;
@@ -316,7 +324,6 @@ void ChaosTest::run(const ChaosPlan& plan) {
   EXPECT_EQ(static_cast<int>(deleted.size()), userDeletes + stripped) << "a job was deleted twice";
   EXPECT_GT(createFailures, 0) << "no CreatePartition failure was injected";
   EXPECT_GT(invariants.snapshots(), 10);
-  if (HasFailure()) std::cerr << replicas.logs();
 }
 
 TEST_F(ChaosTest, Smoke) {
