@@ -98,13 +98,14 @@ ctrl::Retry IpuJobReconciler::onError(const kube::ObjectPtr& job, const Error& e
   return retry;
 }
 
-Result<Action> IpuJobReconciler::cleanup(const Json& job) {
+Result<std::optional<Action>> IpuJobReconciler::cleanup(const Json& job) {
   JobPass pass(job, clock_.wallNow());
-  if (auto released = partitions_.release(pass); !released) return released.error();
+  auto done = release_.deleted(pass);
+  if (!done || *done) return done;  // failed, or its workers are still stopping
   // The quota ledger entry stays until the job is gone: the IPUQuota controller removes it then, so the
   // ledger never counts less than the jobs the API server still shows holding IPUs.
   log::info("released the partitions of a deleted IPUJob", {{"job", pass.key}});
-  return Action::awaitChange();
+  return done;
 }
 
 Result<Action> IpuJobReconciler::apply(const Json& job) {

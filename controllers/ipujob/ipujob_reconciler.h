@@ -75,7 +75,7 @@ class IpuJobReconciler final : public ctrl::Reconciler {
 
  private:
   Result<Action> apply(const Json& job);
-  Result<Action> cleanup(const Json& job);
+  Result<std::optional<Action>> cleanup(const Json& job);
   // The step the job's state calls for.
   StepOutcome step(JobPass& pass);
   // Admission, and at the admission the runtime Secret its pods will mount (in the same status write).

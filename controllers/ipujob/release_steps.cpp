@@ -18,6 +18,18 @@ std::string failureReason(const api::IpuJobStatus& status) {
   return failed ? failed->reason : "";
 }
 
+// The name of worker 0 when it keeps its outputs (spec.outputs) after its command ended, else "": it holds
+// no IPUs, so its partitions' release does not wait for it.
+std::string retainingOutputs(const JobPass& pass, const std::vector<kube::ObjectPtr>& pods) {
+  const std::string name = workerPodName(pass.identity.name, 0);
+  for (const kube::ObjectPtr& pod : pods) {
+    if (stringMember(member(*pod, "metadata"), "name") != name) continue;
+    const auto kept = keptOutputs(*pod);
+    return kept && pass.now < kept->until + kRetentionGrace ? name : "";
+  }
+  return "";
+}
+
 }  // namespace
 
 StepOutcome ReleaseSteps::readmit(JobPass& pass) {
@@ -41,12 +53,16 @@ StepOutcome ReleaseSteps::readmit(JobPass& pass) {
 }
 
 StepOutcome ReleaseSteps::finished(JobPass& pass) {
+  const std::vector<kube::ObjectPtr> pods = pods_.of(pass);
   if (pass.holdsPartitions()) {
+    // Workers still running when the job's verdict came (the others of a failed one) stop first.
+    auto stopping = stopWorkers(pass, pods, retainingOutputs(pass, pods));
+    if (!stopping) return stopping.error();
+    if (*stopping) return Action::requeue(**stopping);
     failpoint("ipujob/before-release");
     if (auto released = partitions_.release(pass); !released) return released.error();
   }
   if (Status released = admission_.releaseQuota(pass); !released) return released.error();
-  const std::vector<kube::ObjectPtr> pods = pods_.of(pass);
   const auto held = holdOutputs(pass, pods);
   const auto doomed = podsToRemoveAtEnd(pods, pass.specOrDefaults().cleanPodPolicy, pass.identity.name,
                                         held ? held->pod : "");
@@ -60,6 +76,42 @@ StepOutcome ReleaseSteps::finished(JobPass& pass) {
       outcome.next->requeueAfter = *soonest;
   }
   return outcome;
+}
+
+Result<std::optional<Action>> ReleaseSteps::deleted(JobPass& pass) {
+  const std::vector<kube::ObjectPtr> pods = pods_.of(pass);
+  if (pass.holdsPartitions()) {
+    auto stopping = stopWorkers(pass, pods);
+    if (!stopping) return stopping.error();
+    if (*stopping) return std::optional(Action::requeue(**stopping));
+  }
+  if (auto released = partitions_.release(pass); !released) return released.error();
+  // The rest of its pods go with the job (garbage collector); those of a node that stopped answering never
+  // would.
+  if (auto forced = workers_.forceRemoveOverdue(pass, pods, options_.podDeletionTimeout); !forced)
+    return forced.error();
+  return std::optional<Action>();
+}
+
+std::vector<kube::ObjectPtr> ReleaseSteps::stillRunning(const JobPass& pass,
+                                                        const std::vector<kube::ObjectPtr>& pods,
+                                                        const std::string& keep) const {
+  std::vector<kube::ObjectPtr> running;
+  for (const kube::ObjectPtr& pod : pods) {
+    if (podFinished(*pod) || stringMember(member(*pod, "metadata"), "name") == keep) continue;
+    if (deletionOverdue(*pod, pass.now, options_.podDeletionTimeout)) continue;
+    running.push_back(pod);
+  }
+  return running;
+}
+
+Result<std::optional<Clock::Duration>> ReleaseSteps::stopWorkers(const JobPass& pass,
+                                                                 const std::vector<kube::ObjectPtr>& pods,
+                                                                 const std::string& keep) {
+  const std::vector<kube::ObjectPtr> running = stillRunning(pass, pods, keep);
+  if (running.empty()) return std::optional<Clock::Duration>();
+  if (Status removed = workers_.remove(running); !removed) return removed.error();
+  return std::optional(options_.podDeletionPoll);
 }
 
 std::optional<ReleaseSteps::OutputsHold> ReleaseSteps::holdOutputs(JobPass& pass,
@@ -101,25 +153,34 @@ StepOutcome ReleaseSteps::removeAfterTtl(const JobPass& pass) {
   return Action::awaitChange();
 }
 
-Status ReleaseSteps::letGo(JobPass& pass) {
-  if (auto removed = workers_.remove(pods_.of(pass)); !removed) return removed.error();
+Result<std::optional<Clock::Duration>> ReleaseSteps::letGo(JobPass& pass) {
+  const std::vector<kube::ObjectPtr> pods = pods_.of(pass);
+  if (auto removed = workers_.remove(pods); !removed) return removed.error();
+  if (pass.holdsPartitions() && !stillRunning(pass, pods).empty())
+    return std::optional(options_.podDeletionPoll);
   if (auto released = partitions_.release(pass); !released) return released.error();
   if (Status released = admission_.releaseQuota(pass); !released) return released.error();
+  if (auto forced = workers_.forceRemoveOverdue(pass, pods, options_.podDeletionTimeout); !forced)
+    return forced.error();
   pass.status.forgetPartitions();
   pass.status.currentReplicas = 0;
   pass.status.startTime.reset();
   pass.status.interactive.reset();  // resumed, an interactive job is a new session
-  return {};
+  return std::optional<Clock::Duration>();
 }
 
 StepOutcome ReleaseSteps::suspend(JobPass& pass) {
-  if (Status gone = letGo(pass); !gone) return gone.error();
+  const auto gone = letGo(pass);
+  if (!gone) return gone.error();
+  if (*gone) return Action::requeue(**gone);
   pass.setPhase(kPhaseSuspended, "Suspended", "The job is suspended");
   return Action::awaitChange();
 }
 
 StepOutcome ReleaseSteps::evict(JobPass& pass, const std::string& reason, const std::string& message) {
-  if (Status gone = letGo(pass); !gone) return gone.error();
+  const auto gone = letGo(pass);
+  if (!gone) return gone.error();
+  if (*gone) return Action::requeue(**gone);
   if (pass.status.kueue) {
     pass.status.kueue->admitted = false;
     pass.status.kueue->awaitingPlacement = false;
@@ -132,7 +193,9 @@ StepOutcome ReleaseSteps::evict(JobPass& pass, const std::string& reason, const 
 // the old shape, so they all go and the job is admitted again; pods of the new shape never run on partitions
 // of the old.
 StepOutcome ReleaseSteps::reshape(JobPass& pass, const std::string& drift) {
-  if (Status gone = letGo(pass); !gone) return gone.error();
+  const auto gone = letGo(pass);
+  if (!gone) return gone.error();
+  if (*gone) return Action::requeue(**gone);
   pass.setPhase(kPhasePending, "SpecChanged",
                 "The job's shape changed (" + drift + ") since it was admitted: admitting it again");
   return Action::requeueNow();

@@ -20,8 +20,14 @@
 namespace ipu::controllers {
 
 // A job letting go of what it holds: at its end (partitions released, pods removed by cleanPodPolicy, the
-// job deleted by its TTL), when suspended, when its shape changed behind the operator's back, and a failed
-// job's edited spec sent back to admission.
+// job deleted by its TTL), when deleted, when suspended, when its shape changed behind the operator's back,
+// and a failed job's edited spec sent back to admission.
+//
+// Every path that gives partitions back stops the job's workers first and releases the partitions only once
+// they are gone: V-IPU may give the IPUs to another job as soon as they are released, and they must not be
+// in two jobs' hands at once. A pod whose deletion is overdue by options.podDeletionTimeout (its node stopped
+// answering) no longer holds the release up: the release fences it off the IPUs, and it is force-deleted
+// after it.
 class ReleaseSteps {
  public:
   ReleaseSteps(kube::RestClient& client, WorkerPodsOfJob& pods, PartitionSteps& partitions,
@@ -39,6 +45,9 @@ class ReleaseSteps {
   StepOutcome readmit(JobPass& pass);
   // Succeeded or Failed: partitions released, quota given back, pods removed by cleanPodPolicy, then the TTL.
   StepOutcome finished(JobPass& pass);
+  // Deleted (the finalizer's cleanup): its workers stopped, then its partitions released. nullopt once that
+  // is done and the finalizer may go, else how the pass ends while the workers stop.
+  Result<std::optional<Action>> deleted(JobPass& pass);
   StepOutcome suspend(JobPass& pass);
   // Kueue took the job's admission back: everything goes, and the job waits in Kueue again.
   StepOutcome evict(JobPass& pass, const std::string& reason, const std::string& message);
@@ -55,8 +64,19 @@ class ReleaseSteps {
     Clock::Duration left{};
   };
   std::optional<OutputsHold> holdOutputs(JobPass& pass, const std::vector<kube::ObjectPtr>& pods);
-  // Suspend and reshape: the job's pods go, its partitions and quota are given back, its records dropped.
-  Status letGo(JobPass& pass);
+  // The pods that keep the job's partitions from being released: those not finished whose deletion is not
+  // overdue, but `keep` (worker 0 keeping its outputs: its command has ended). Pure but for the clock read
+  // through pass.now.
+  std::vector<kube::ObjectPtr> stillRunning(const JobPass& pass, const std::vector<kube::ObjectPtr>& pods,
+                                            const std::string& keep = "") const;
+  // Deletes what stillRunning() finds: nullopt when nothing held the release up, else when to look again (the
+  // pods' deletions wake the job sooner).
+  Result<std::optional<Clock::Duration>> stopWorkers(const JobPass& pass,
+                                                     const std::vector<kube::ObjectPtr>& pods,
+                                                     const std::string& keep = "");
+  // Suspend, evict and reshape: the job's pods go, then its partitions and quota are given back and its
+  // records dropped. nullopt when done, else when to look again (its workers are still stopping).
+  Result<std::optional<Clock::Duration>> letGo(JobPass& pass);
 
   kube::RestClient& client_;
   WorkerPodsOfJob& pods_;

@@ -57,12 +57,13 @@ bool Finalizer::isSetOn(const Json& object) const {
   return std::find(finalizers.begin(), finalizers.end(), Json(name_)) != finalizers.end();
 }
 
-Result<Action> Finalizer::run(const Json& object, const Step& apply, const Step& cleanup) const {
+Result<Action> Finalizer::run(const Json& object, const Step& apply, const Cleanup& cleanup) const {
   const bool set = isSetOn(object);
   if (beingDeleted(object)) {
     if (!set) return Action::awaitChange();
     auto cleaned = cleanup(object);
-    if (!cleaned) return cleaned;
+    if (!cleaned) return cleaned.error();
+    if (*cleaned) return **cleaned;  // not done yet: the finalizer stays
     if (auto removed = remove(object); !removed) return removed.error();
     return Action::awaitChange();
   }

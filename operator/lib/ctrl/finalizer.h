@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "common/result.h"
@@ -19,19 +20,22 @@ using Json = nlohmann::json;
 //    the object as read: the patch changes it, and its watch event starts the next pass with the new version
 //    (going on would make the pass's first conditional write fail with 409 Conflict).
 //  - alive, finalizer present: apply(object).
-//  - being deleted, finalizer present: cleanup(object); only when it succeeds is the finalizer removed. A
-//    failed cleanup keeps the finalizer, and the error goes to the controller's error policy.
+//  - being deleted, finalizer present: cleanup(object); only when it says it is done (nullopt) is the
+//    finalizer removed. A cleanup that waits for something (a job's pods to stop) answers how the pass ends
+//    meanwhile, and a failed one its error (to the controller's error policy); both keep the finalizer.
 //  - being deleted, finalizer absent: nothing to do (someone else's finalizer holds the object).
 // Both apply and cleanup must be idempotent: either may run again after a crash.
 class Finalizer {
  public:
   using Step = std::function<Result<Action>(const Json& object)>;
+  // nullopt: done, the finalizer goes; an Action: not done yet, the pass ends with it.
+  using Cleanup = std::function<Result<std::optional<Action>>(const Json& object)>;
 
   // `ownWrites` (optional): where each finalizer patch records the version it replaced (read-your-writes).
   Finalizer(kube::RestClient& client, kube::ResourceRef resource, std::string name,
             OwnWrites* ownWrites = nullptr);
 
-  Result<Action> run(const Json& object, const Step& apply, const Step& cleanup) const;
+  Result<Action> run(const Json& object, const Step& apply, const Cleanup& cleanup) const;
 
   const std::string& name() const { return name_; }
   bool isSetOn(const Json& object) const;

@@ -746,6 +746,9 @@ TEST_F(ReconcilerTest, SuspendingARunningJobRemovesItsPodsAndPartition) {
   runToRunning();
   job_["spec"]["suspend"] = true;
   transport_->expect("DELETE", kPodsPath + "/bert-worker-0", 200, "{}");
+  EXPECT_EQ(pass(), Action::requeue(500ms)) << "the partition waits for the worker to stop";
+  EXPECT_TRUE(partition(kPartition));
+  removeWorkerPod(0);
   expectStatusPatch();
   EXPECT_EQ(pass(), Action::awaitChange());
   EXPECT_EQ(phase(), "Suspended");
@@ -762,6 +765,8 @@ TEST_F(ReconcilerTest, AShapeChangedBehindTheOperatorsBackIsAdmittedAgain) {
             Json::parse(R"({"jobInstances":1,"ipusPerJobInstance":4,"workersPerJobInstance":1})"));
   job_["spec"]["ipusPerJobInstance"] = "8";
   transport_->expect("DELETE", kPodsPath + "/bert-worker-0", 200, "{}");
+  EXPECT_EQ(pass(), Action::requeue(500ms));
+  removeWorkerPod(0);
   expectStatusPatch();
   EXPECT_EQ(pass(), Action::requeueNow());
   EXPECT_EQ(phase(), "Pending");
@@ -786,6 +791,8 @@ TEST_F(ReconcilerTest, AStatusWithoutARecordedShapeIsJudgedByItsPartitions) {
   job_["spec"]["jobInstances"] = 2;
   job_["spec"]["workers"]["replicas"] = 2;
   transport_->expect("DELETE", kPodsPath + "/bert-worker-0", 200, "{}");
+  EXPECT_EQ(pass(), Action::requeue(500ms));
+  removeWorkerPod(0);
   expectStatusPatch();
   EXPECT_EQ(pass(), Action::requeueNow());
   EXPECT_NE(job_["status"]["lastMessage"].get<std::string>().find("jobInstances 1 -> 2"), std::string::npos);
@@ -860,8 +867,11 @@ TEST_F(ReconcilerTest, AnInteractiveJobEndsItsTtlAfterItsWorkersRunAndARaisedTtl
   EXPECT_EQ(job_["status"]["lastMessage"],
             "The interactive session's ttl of 120 s ended at 2024-01-01T00:02:01Z: workers stopped, IPUs "
             "released");
-  // The next pass stops the still-running worker and releases the partition.
+  // The next pass stops the still-running worker; the partition is released once it is gone.
   transport_->expect("DELETE", kPodsPath + "/bert-worker-0", 200, "{}");
+  EXPECT_EQ(pass(), Action::requeue(500ms));
+  EXPECT_TRUE(partition(kPartition));
+  removeWorkerPod(0);
   expectStatusPatch();
   pass();
   EXPECT_FALSE(partition(kPartition));
@@ -938,13 +948,40 @@ TEST_F(ReconcilerTest, TtlDeletesTheFinishedJobWhenItIsDue) {
   EXPECT_EQ(options["preconditions"]["uid"], "uid-bert");
 }
 
-TEST_F(ReconcilerTest, DeletionReleasesThePartitionThenTheFinalizer) {
+// A deleted job's IPUs go back only once its workers stopped: released while they still ran, V-IPU could give
+// them to another job while this one's processes still use them.
+TEST_F(ReconcilerTest, DeletionStopsTheWorkersThenReleasesThePartitionThenTheFinalizer) {
   runToRunning();
   job_["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:05Z";
+  transport_->expect("DELETE", kPodsPath + "/bert-worker-0", 200, "{}");
+  EXPECT_EQ(pass(), Action::requeue(500ms));
+  EXPECT_TRUE(partition(kPartition)) << "released while its worker still ran";
+  // Going (its deletion seen) is not gone: the worker may still run until its grace period ends.
+  addWorkerPod(0, "Running", nullptr, {{"deletionTimestamp", formatTime(clock_.wallNow() + 30s)}});
+  EXPECT_EQ(pass(), Action::requeue(500ms)) << "no second DELETE: the pod is already going";
+  EXPECT_TRUE(partition(kPartition));
+  removeWorkerPod(0);
   transport_->expect("PATCH", kJobPath, 200, "{}");
   EXPECT_EQ(pass(), Action::awaitChange());
   EXPECT_FALSE(partition(kPartition));
   EXPECT_EQ(Json::parse(transport_->played().back().seen.body)[1]["value"], Json::array());
+}
+
+// A worker on a node that stopped answering never goes by itself: once its deletion is overdue, the release
+// fences it off the IPUs, it is force-deleted, and the finalizer goes.
+TEST_F(ReconcilerTest, DeletionDoesNotWaitForeverForAWorkerOnANodeThatStoppedAnswering) {
+  runToRunning();
+  job_["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:05Z";
+  addWorkerPod(0, "Running", nullptr, {{"deletionTimestamp", formatTime(clock_.wallNow())}});
+  EXPECT_EQ(pass(), Action::requeue(500ms));
+  EXPECT_TRUE(partition(kPartition));
+  clock_.advance(2min);  // the default podDeletionTimeout
+  transport_->expect("DELETE", kPodsPath + "/bert-worker-0", 200, "{}");
+  transport_->expect("PATCH", kJobPath, 200, "{}");
+  EXPECT_EQ(pass(), Action::awaitChange());
+  EXPECT_FALSE(partition(kPartition));
+  const auto played = transport_->played();
+  EXPECT_EQ(Json::parse(played[played.size() - 2].seen.body)["gracePeriodSeconds"], 0);
 }
 
 TEST_F(ReconcilerTest, AJobThatDoesNotFitWaitsWithItsPosition) {

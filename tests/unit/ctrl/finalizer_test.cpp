@@ -37,10 +37,10 @@ class FinalizerTest : public ::testing::Test {
           ++applied_;
           return Action::requeue(std::chrono::seconds(5));
         },
-        [this](const Json&) -> Result<Action> {
+        [this](const Json&) -> Result<std::optional<Action>> {
           ++cleaned_;
           if (cleanupFails_) return makeError(ErrorCode::kUnavailable, "V-IPU is down");
-          return Action::awaitChange();
+          return cleanupWaits_;
         });
   }
   Json sentPatch(std::size_t index) const { return Json::parse(transport_->played().at(index).seen.body); }
@@ -53,6 +53,7 @@ class FinalizerTest : public ::testing::Test {
   int applied_ = 0;
   int cleaned_ = 0;
   bool cleanupFails_ = false;
+  std::optional<Action> cleanupWaits_;  // set: the cleanup is not done yet, and ends the pass with it
 };
 
 TEST_F(FinalizerTest, AddingTheFinalizerEndsThePassWithoutApplying) {
@@ -100,6 +101,15 @@ TEST_F(FinalizerTest, AFailedCleanupKeepsTheFinalizer) {
   ASSERT_FALSE(action.ok());
   EXPECT_EQ(action.error().code, ErrorCode::kUnavailable);
   EXPECT_EQ(transport_->played().size(), 0u) << "no patch may remove the finalizer";
+}
+
+TEST_F(FinalizerTest, ACleanupThatWaitsKeepsTheFinalizerAndEndsThePassAsItSays) {
+  cleanupWaits_ = Action::requeue(std::chrono::milliseconds(500));
+  auto action = run(job(Json::array({"graphcore.ai/ipujob-cleanup"}), /*deleting=*/true));
+  ASSERT_TRUE(action.ok());
+  EXPECT_EQ(*action, Action::requeue(std::chrono::milliseconds(500)));
+  EXPECT_EQ(cleaned_, 1);
+  EXPECT_TRUE(transport_->played().empty()) << "the finalizer stays while the cleanup waits";
 }
 
 TEST_F(FinalizerTest, AnObjectAlreadyGoneCountsAsCleanedUp) {
