@@ -1,7 +1,7 @@
 // After the job: cleanPodPolicy, ttlSecondsAfterFinished; during it: activeDeadlineSeconds; a job that could
 // never run admitted again once its spec is fixed; no write conflicts for jobs nobody else touches; a
 // launcher that is not run yet said so; workers the API server refuses for good end the job (and it runs
-// once allowed and edited).
+// once allowed and edited); a deleted job's partition kept until its worker has stopped.
 #include "operator_fixture.h"
 
 namespace ipu::testing {
@@ -140,6 +140,47 @@ TEST_F(LifecycleTest, JobsNobodyElseTouchesCostNoWriteConflict) {
   }
   const std::string log = operatorLog_ + operator_->stderrText();
   EXPECT_EQ(log.find("Conflict:"), std::string::npos) << log;
+}
+
+// A deleted job's IPUs go back only once its workers have stopped: V-IPU may give them to the next job at
+// once. With kwok (the node's agent) stopped, the deleted job's worker stays Running while it is being
+// deleted, as on a node whose kubelet waits out the pod's grace period, and the partition stays with it; once
+// the node confirms, the partition goes, then the job. (The chaos test once saw a deleted job's pods, left to
+// the garbage collector across an API server restart, still running on IPUs already given to another job.)
+TEST_F(LifecycleTest, ADeletedJobKeepsItsPartitionUntilItsWorkerHasStopped) {
+  const std::string job = createJob(manifestExitingWith(0, "", "600s"));
+  ASSERT_TRUE(reachesPhase(job, "Running"));
+  ASSERT_EQ(partitions().size(), 1u);
+  struct NodeAgentStopped {
+    const TestCluster& cluster;
+    bool stopped = true;
+    void start() {
+      if (std::exchange(stopped, false)) cluster.controlComponent("start", "kwok");
+    }
+    ~NodeAgentStopped() { start(); }
+  } node{cluster()};
+  cluster().controlComponent("stop", "kwok");
+  ASSERT_TRUE(kubectl({"delete", "ipujob", job, "--wait=false"}).ok());
+
+  // The operator deletes the worker itself while the job (its finalizer) is still there...
+  const auto workerGoing = [&] {
+    const Json pods = podsOf(job);
+    return pods.is_array() && pods.size() == 1 && pods[0]["metadata"].contains("deletionTimestamp");
+  };
+  ASSERT_TRUE(eventually(workerGoing, 30s)) << podsOf(job).dump();
+  EXPECT_TRUE(getJson("ipujob", job).is_object());
+  // ...and keeps the partition for as long as nothing confirms that the worker stopped (here: 5 s of the
+  // pod's 30 s grace period).
+  const auto watchedUntil = std::chrono::steady_clock::now() + 5s;
+  while (std::chrono::steady_clock::now() < watchedUntil) {
+    ASSERT_EQ(partitions().size(), 1u) << "released while its worker still ran";
+    std::this_thread::sleep_for(200ms);
+  }
+  EXPECT_EQ(podsOf(job).size(), 1u);
+
+  node.start();
+  EXPECT_TRUE(eventually([&] { return partitions().empty(); }, 60s)) << "not released once the worker went";
+  EXPECT_TRUE(eventually([&] { return getJson("ipujob", job).is_null(); }, 60s)) << "the finalizer stayed";
 }
 
 TEST_F(LifecycleTest, ALauncherThatIsNotRunYetIsAWarningEvent) {
