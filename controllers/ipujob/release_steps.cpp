@@ -98,9 +98,8 @@ std::vector<kube::ObjectPtr> ReleaseSteps::stillRunning(const JobPass& pass,
                                                         const std::string& keep) const {
   std::vector<kube::ObjectPtr> running;
   for (const kube::ObjectPtr& pod : pods) {
-    if (podFinished(*pod) || stringMember(member(*pod, "metadata"), "name") == keep) continue;
-    if (deletionOverdue(*pod, pass.now, options_.podDeletionTimeout)) continue;
-    running.push_back(pod);
+    if (stringMember(member(*pod, "metadata"), "name") == keep) continue;
+    if (releaseWaitsFor(*pod, pass.now, options_.podDeletionTimeout)) running.push_back(pod);
   }
   return running;
 }

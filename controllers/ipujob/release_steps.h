@@ -25,9 +25,10 @@ namespace ipu::controllers {
 //
 // Every path that gives partitions back stops the job's workers first and releases the partitions only once
 // they are gone: V-IPU may give the IPUs to another job as soon as they are released, and they must not be
-// in two jobs' hands at once. A pod whose deletion is overdue by options.podDeletionTimeout (its node stopped
-// answering) no longer holds the release up: the release fences it off the IPUs, and it is force-deleted
-// after it.
+// in two jobs' hands at once. A pod still there options.podDeletionTimeout after its deletion was asked (its
+// node stopped answering, or the tenant's template asked for a long grace period) no longer holds the
+// release up: the release fences it off the IPUs (releaseWaitsFor), and once its deletion is overdue it is
+// force-deleted.
 class ReleaseSteps {
  public:
   ReleaseSteps(kube::RestClient& client, WorkerPodsOfJob& pods, PartitionSteps& partitions,
@@ -64,9 +65,8 @@ class ReleaseSteps {
     Clock::Duration left{};
   };
   std::optional<OutputsHold> holdOutputs(JobPass& pass, const std::vector<kube::ObjectPtr>& pods);
-  // The pods that keep the job's partitions from being released: those not finished whose deletion is not
-  // overdue, but `keep` (worker 0 keeping its outputs: its command has ended). Pure but for the clock read
-  // through pass.now.
+  // The pods that keep the job's partitions from being released (releaseWaitsFor), but `keep` (worker 0
+  // keeping its outputs: its command has ended).
   std::vector<kube::ObjectPtr> stillRunning(const JobPass& pass, const std::vector<kube::ObjectPtr>& pods,
                                             const std::string& keep = "") const;
   // Deletes what stillRunning() finds: nullopt when nothing held the release up, else when to look again (the

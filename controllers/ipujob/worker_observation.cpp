@@ -1,5 +1,6 @@
 #include "ipujob/worker_observation.h"
 
+#include <cstdint>
 #include <exception>
 #include <tuple>
 #include <utility>
@@ -153,6 +154,18 @@ std::string podPhase(const Json& pod) {
 bool deletionOverdue(const Json& pod, Clock::WallTime now, Clock::Duration grace) {
   const auto deadline = parseTime(stringMember(member(pod, "metadata"), "deletionTimestamp"));
   return deadline && now >= *deadline + grace;
+}
+
+bool releaseWaitsFor(const Json& pod, Clock::WallTime now, Clock::Duration timeout) {
+  if (podFinished(pod)) return false;
+  const Json& metadata = member(pod, "metadata");
+  const auto deadline = parseTime(stringMember(metadata, "deletionTimestamp"));
+  if (!deadline) return true;  // not going, or its deletion not in the cache yet
+  if (timeout <= Clock::Duration::zero()) return now < *deadline;
+  const Json& grace = member(metadata, "deletionGracePeriodSeconds");
+  const auto asked =
+      *deadline - std::chrono::seconds(grace.is_number_integer() ? grace.get<std::int64_t>() : 0);
+  return now < asked + timeout;
 }
 
 bool podFinished(const Json& pod) {

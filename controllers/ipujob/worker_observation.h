@@ -54,6 +54,13 @@ struct PodLimits {
 // Pure.
 bool deletionOverdue(const Json& pod, Clock::WallTime now, Clock::Duration grace);
 
+// Whether the release of a job's partitions still waits for `pod` to stop: a pod not finished waits until it
+// is gone, but no longer than `timeout` after its deletion was asked (its deletion deadline less its grace
+// period), so that neither a node that stopped answering nor a long terminationGracePeriodSeconds in the
+// tenant's template holds the IPUs back; the release then fences the pod off them. A zero `timeout` waits
+// until the deletion deadline. Pure.
+bool releaseWaitsFor(const Json& pod, Clock::WallTime now, Clock::Duration timeout);
+
 // Why a pod cannot start ("ErrImagePull: ..."), or nullopt when it is not stuck. Pure.
 std::optional<std::string> cannotStartReason(const Json& pod);
 

@@ -984,6 +984,25 @@ TEST_F(ReconcilerTest, DeletionDoesNotWaitForeverForAWorkerOnANodeThatStoppedAns
   EXPECT_EQ(Json::parse(played[played.size() - 2].seen.body)["gracePeriodSeconds"], 0);
 }
 
+// A long grace period in the tenant's template does not hold a deleted job's IPUs: the release waits for the
+// worker no longer than podDeletionTimeout after its deletion, fences it off the IPUs, and leaves it its
+// grace.
+TEST_F(ReconcilerTest, DeletionWaitsForAWorkerNoLongerThanTheTimeoutWhateverItsGracePeriod) {
+  runToRunning();
+  job_["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:05Z";
+  addWorkerPod(0, "Running", nullptr,
+               {{"deletionTimestamp", formatTime(clock_.wallNow() + std::chrono::hours(24 * 365))},
+                {"deletionGracePeriodSeconds", 365 * 24 * 3600}});
+  EXPECT_EQ(pass(), Action::requeue(500ms));
+  clock_.advance(119s);
+  EXPECT_EQ(pass(), Action::requeue(500ms));
+  EXPECT_TRUE(partition(kPartition));
+  clock_.advance(1s);
+  transport_->expect("PATCH", kJobPath, 200, "{}");
+  EXPECT_EQ(pass(), Action::awaitChange()) << "no force-delete: its deletion is not overdue";
+  EXPECT_FALSE(partition(kPartition));
+}
+
 TEST_F(ReconcilerTest, AJobThatDoesNotFitWaitsWithItsPosition) {
   vipu::PartitionRequest whole;
   whole.id = "other";

@@ -194,6 +194,36 @@ TEST(WorkerObservation, APodWhoseDeletionItsNodeNeverConfirmsIsLostAfterTheGrace
   EXPECT_EQ(observeWorkers(job, pods, true, unbounded).outcomes.at(0).state, WorkerOutcome::State::kActive);
 }
 
+// A job's partitions are released once its workers have stopped, but a tenant's long grace period (or a node
+// that stopped answering) holds them back no longer than the timeout after the deletion was asked.
+TEST(WorkerObservation, AReleaseWaitsForAWorkerUntilItStopsButNoLongerThanTheTimeoutAfterItsDeletion) {
+  const auto asked = *parseTime("2026-01-01T01:00:00Z");
+  const auto timeout = std::chrono::seconds(120);
+  Json running = *podWithStatus("2026-01-01T00:00:00Z", {{"phase", "Running"}});
+  EXPECT_TRUE(releaseWaitsFor(running, asked + std::chrono::hours(9), timeout)) << "not deleted: it runs";
+  EXPECT_FALSE(
+      releaseWaitsFor(*podWithStatus("2026-01-01T00:00:00Z", {{"phase", "Succeeded"}}), asked, timeout));
+  EXPECT_FALSE(
+      releaseWaitsFor(*podWithStatus("2026-01-01T00:00:00Z", {{"phase", "Failed"}}), asked, timeout));
+
+  Json going = running;  // deleted with the default grace period: gone long before the timeout
+  going["metadata"]["deletionTimestamp"] = "2026-01-01T01:00:30Z";
+  going["metadata"]["deletionGracePeriodSeconds"] = 30;
+  EXPECT_TRUE(releaseWaitsFor(going, asked + std::chrono::seconds(30), timeout));
+  EXPECT_TRUE(releaseWaitsFor(going, asked + std::chrono::seconds(119), timeout));
+  EXPECT_FALSE(releaseWaitsFor(going, asked + std::chrono::seconds(120), timeout));
+
+  Json hostile = running;  // a year's grace period in the tenant's template
+  hostile["metadata"]["deletionTimestamp"] = "2027-01-01T01:00:00Z";
+  hostile["metadata"]["deletionGracePeriodSeconds"] = 31536000;
+  EXPECT_TRUE(releaseWaitsFor(hostile, asked + std::chrono::seconds(119), timeout));
+  EXPECT_FALSE(releaseWaitsFor(hostile, asked + std::chrono::seconds(120), timeout))
+      << "the tenant's grace period held the IPUs";
+
+  EXPECT_TRUE(releaseWaitsFor(going, asked + std::chrono::seconds(29), {})) << "no timeout: its deadline";
+  EXPECT_FALSE(releaseWaitsFor(going, asked + std::chrono::seconds(30), {}));
+}
+
 TEST(WorkerObservation, CleanPodPolicyDecidesWhatGoesAtTheEnd) {
   const std::vector<kube::ObjectPtr> pods = {pod("bert-worker-0", "Succeeded"),
                                              pod("bert-worker-1", "Failed"), pod("bert-worker-2", "Running")};
