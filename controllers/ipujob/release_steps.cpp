@@ -18,16 +18,28 @@ std::string failureReason(const api::IpuJobStatus& status) {
   return failed ? failed->reason : "";
 }
 
-// The name of worker 0 when it keeps its outputs (spec.outputs) after its command ended, else "": it holds
-// no IPUs, so its partitions' release does not wait for it.
-std::string retainingOutputs(const JobPass& pass, const std::vector<kube::ObjectPtr>& pods) {
+// Worker 0 keeping its outputs (spec.outputs) after its command ended, and until when; nullopt when it does
+// not (any more). It holds no IPUs, so its partitions' release does not wait for it.
+struct RetainedOutputs {
+  std::string pod;
+  KeptOutputs kept;
+};
+std::optional<RetainedOutputs> retainedOutputs(const JobPass& pass,
+                                               const std::vector<kube::ObjectPtr>& pods) {
   const std::string name = workerPodName(pass.identity.name, 0);
   for (const kube::ObjectPtr& pod : pods) {
     if (stringMember(member(*pod, "metadata"), "name") != name) continue;
-    const auto kept = keptOutputs(*pod);
-    return kept && pass.now < kept->until + kRetentionGrace ? name : "";
+    auto kept = keptOutputs(*pod);
+    if (!kept || pass.now >= kept->until + kRetentionGrace) return std::nullopt;
+    return RetainedOutputs{name, std::move(*kept)};
   }
-  return "";
+  return std::nullopt;
+}
+
+// The name of that pod, or "" when none keeps outputs.
+std::string retainingOutputs(const JobPass& pass, const std::vector<kube::ObjectPtr>& pods) {
+  const auto retained = retainedOutputs(pass, pods);
+  return retained ? retained->pod : "";
 }
 
 }  // namespace
@@ -115,25 +127,21 @@ Result<std::optional<Clock::Duration>> ReleaseSteps::stopWorkers(const JobPass& 
 
 std::optional<ReleaseSteps::OutputsHold> ReleaseSteps::holdOutputs(JobPass& pass,
                                                                    const std::vector<kube::ObjectPtr>& pods) {
-  const std::string name = workerPodName(pass.identity.name, 0);
-  for (const kube::ObjectPtr& pod : pods) {
-    if (stringMember(member(*pod, "metadata"), "name") != name) continue;
-    const auto kept = keptOutputs(*pod);
-    if (!kept || pass.now >= kept->until + kRetentionGrace) return std::nullopt;
-    const api::OutputsStatus record{kept->path, formatTime(kept->until)};
-    if (pass.status.outputs != record) {
-      if (!pass.observed.outputs) {
-        events_.record(kube::referenceTo(pass.object), kube::EventType::kNormal, "OutputsRetained",
-                       name + " keeps " + kept->path + " until " + record.retainedUntil +
-                           " (its command ended; the job's IPUs are released): kubectl ipu cp " +
-                           pass.identity.name + ":" + kept->path + " DEST");
-      }
-      pass.status.outputs = record;
+  const auto retained = retainedOutputs(pass, pods);
+  if (!retained) return std::nullopt;
+  const KeptOutputs& kept = retained->kept;
+  const api::OutputsStatus record{kept.path, formatTime(kept.until)};
+  if (pass.status.outputs != record) {
+    if (!pass.observed.outputs) {
+      events_.record(kube::referenceTo(pass.object), kube::EventType::kNormal, "OutputsRetained",
+                     retained->pod + " keeps " + kept.path + " until " + record.retainedUntil +
+                         " (its command ended; the job's IPUs are released): kubectl ipu cp " +
+                         pass.identity.name + ":" + kept.path + " DEST");
     }
-    return OutputsHold{name,
-                       std::chrono::duration_cast<Clock::Duration>(kept->until + kRetentionGrace - pass.now)};
+    pass.status.outputs = record;
   }
-  return std::nullopt;
+  return OutputsHold{retained->pod,
+                     std::chrono::duration_cast<Clock::Duration>(kept.until + kRetentionGrace - pass.now)};
 }
 
 StepOutcome ReleaseSteps::removeAfterTtl(const JobPass& pass) {
@@ -152,34 +160,30 @@ StepOutcome ReleaseSteps::removeAfterTtl(const JobPass& pass) {
   return Action::awaitChange();
 }
 
-Result<std::optional<Clock::Duration>> ReleaseSteps::letGo(JobPass& pass) {
+std::optional<StepOutcome> ReleaseSteps::letGo(JobPass& pass) {
   const std::vector<kube::ObjectPtr> pods = pods_.of(pass);
-  if (auto removed = workers_.remove(pods); !removed) return removed.error();
+  if (auto removed = workers_.remove(pods); !removed) return StepOutcome(removed.error());
   if (pass.holdsPartitions() && !stillRunning(pass, pods).empty())
-    return std::optional(options_.podDeletionPoll);
-  if (auto released = partitions_.release(pass); !released) return released.error();
-  if (Status released = admission_.releaseQuota(pass); !released) return released.error();
+    return StepOutcome(Action::requeue(options_.podDeletionPoll));
+  if (auto released = partitions_.release(pass); !released) return StepOutcome(released.error());
+  if (Status released = admission_.releaseQuota(pass); !released) return StepOutcome(released.error());
   if (auto forced = workers_.forceRemoveOverdue(pass, pods, options_.podDeletionTimeout); !forced)
-    return forced.error();
+    return StepOutcome(forced.error());
   pass.status.forgetPartitions();
   pass.status.currentReplicas = 0;
   pass.status.startTime.reset();
   pass.status.interactive.reset();  // resumed, an interactive job is a new session
-  return std::optional<Clock::Duration>();
+  return std::nullopt;
 }
 
 StepOutcome ReleaseSteps::suspend(JobPass& pass) {
-  const auto gone = letGo(pass);
-  if (!gone) return gone.error();
-  if (*gone) return Action::requeue(**gone);
+  if (auto waiting = letGo(pass)) return *waiting;
   pass.setPhase(kPhaseSuspended, "Suspended", "The job is suspended");
   return Action::awaitChange();
 }
 
 StepOutcome ReleaseSteps::evict(JobPass& pass, const std::string& reason, const std::string& message) {
-  const auto gone = letGo(pass);
-  if (!gone) return gone.error();
-  if (*gone) return Action::requeue(**gone);
+  if (auto waiting = letGo(pass)) return *waiting;
   if (pass.status.kueue) {
     pass.status.kueue->admitted = false;
     pass.status.kueue->awaitingPlacement = false;
@@ -192,9 +196,7 @@ StepOutcome ReleaseSteps::evict(JobPass& pass, const std::string& reason, const 
 // the old shape, so they all go and the job is admitted again; pods of the new shape never run on partitions
 // of the old.
 StepOutcome ReleaseSteps::reshape(JobPass& pass, const std::string& drift) {
-  const auto gone = letGo(pass);
-  if (!gone) return gone.error();
-  if (*gone) return Action::requeue(**gone);
+  if (auto waiting = letGo(pass)) return *waiting;
   pass.setPhase(kPhasePending, "SpecChanged",
                 "The job's shape changed (" + drift + ") since it was admitted: admitting it again");
   return Action::requeueNow();

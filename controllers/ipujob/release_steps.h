@@ -75,8 +75,8 @@ class ReleaseSteps {
                                                      const std::vector<kube::ObjectPtr>& pods,
                                                      const std::string& keep = "");
   // Suspend, evict and reshape: the job's pods go, then its partitions and quota are given back and its
-  // records dropped. nullopt when done, else when to look again (its workers are still stopping).
-  Result<std::optional<Clock::Duration>> letGo(JobPass& pass);
+  // records dropped. nullopt when done, else how the pass ends (its workers are still stopping, or an error).
+  std::optional<StepOutcome> letGo(JobPass& pass);
 
   kube::RestClient& client_;
   WorkerPodsOfJob& pods_;
