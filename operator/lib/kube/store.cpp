@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "kube/packed_json.h"
+
 namespace ipu::kube {
 namespace {
 
@@ -83,8 +85,7 @@ std::vector<Store::Summary> Store::erasedSummaries(std::type_index type, const s
 Store::Entry Store::entryFor(const ObjectPtr& object) const {
   Entry entry{.resourceVersion = metadataField(*object, "resourceVersion"), .ownerUids = ownerUids(*object)};
   if (layout_ == StoreLayout::kPacked) {
-    entry.packed = Json::to_cbor(*object);
-    entry.packed.shrink_to_fit();  // the encoder grows it by doubling: up to half of it would be spare
+    entry.packed = packJson(*object);
   } else {
     entry.parsed = object;
   }
@@ -95,7 +96,7 @@ Store::Entry Store::entryFor(const ObjectPtr& object) const {
 ObjectPtr Store::read(const Entry& entry) {
   if (entry.parsed) return entry.parsed;
   // Bytes this store packed itself from a parsed object: they decode.
-  return std::make_shared<const Json>(Json::from_cbor(entry.packed));
+  return std::make_shared<const Json>(unpackJson(entry.packed));
 }
 
 std::vector<StoreChange> Store::apply(WatcherEvent&& event) {

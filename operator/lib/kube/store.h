@@ -33,9 +33,10 @@ struct StoreChange {
 };
 
 // How a store keeps its objects. Parsed: as the JSON trees readers get, so a read costs nothing, but a tree
-// takes about six times its object's text (a map node and a string per member). Packed: as CBOR bytes
-// (RFC 8949), about the text's size, decoded again by every read: for large caches whose readers take a
-// few objects at a time (a job's worker pods), never for one read whole on every pass.
+// takes about six times its object's text (a map node and a string per member). Packed: as bytes
+// (packed_json.h: a binary form in which Kubernetes' repeated names are a byte each), about half the text's
+// size, decoded again by every read: for large caches whose readers take a few objects at a time (a job's
+// worker pods), never for one read whole on every pass.
 enum class StoreLayout { kParsed, kPacked };
 
 // The reflector's cache: objects by key, indexed by namespace and by owner UID. One writer (apply(), fed
@@ -44,7 +45,7 @@ enum class StoreLayout { kParsed, kPacked };
 //
 // A store may also keep a summary of each object: what the readers that walk every object on every pass
 // need of it, worked out once by the writer as the object arrives (as client-go's indexers are). Such a
-// walk then reads neither JSON nor, for a packed store, CBOR. A store keeps at most one type of summary.
+// walk then reads neither JSON nor, for a packed store, its bytes. A store keeps at most one type of summary.
 class Store {
  public:
   explicit Store(StoreLayout layout = StoreLayout::kParsed) : layout_(layout) {}
