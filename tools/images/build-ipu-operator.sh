@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds localhost/ipu-operator/ipu-operator:<key>, the operator's image: a stripped copy of the ipu-operator
-# binary at /ipu-operator and exactly the shared objects it loads (glibc, libstdc++, cpprestsdk, gRPC,
-# OpenSSL, yaml-cpp... from this machine's Debian packages), /etc/passwd naming its non-root user (65532)
-# and an empty /tmp to mount an emptyDir on. No shell, no package manager: the root filesystem can be
-# mounted read-only. Cached in $IPU_OPERATOR_CACHE/images/ipu-operator-<key>.tar, the key being a hash of
+# binary at /ipu-operator (gRPC, protobuf and yaml-cpp linked in) and exactly the shared objects it loads
+# (glibc, libstdc++, cpprestsdk, OpenSSL... from this machine's Debian packages), /etc/passwd naming its
+# non-root user (65532) and an empty /tmp to mount an emptyDir on. No shell, no package manager: the root
+# filesystem can be mounted read-only. Cached in $IPU_OPERATOR_CACHE/images/ipu-operator-<key>.tar, the key being a hash of
 # this script, tools/images/lib.sh, the binary and every library it loads: same inputs, same bytes.
 # deploy/images/Dockerfile (--target ipu-operator) builds the same image with Docker.
 #
