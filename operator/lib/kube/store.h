@@ -34,9 +34,9 @@ struct StoreChange {
 
 // How a store keeps its objects. Parsed: as the JSON trees readers get, so a read costs nothing, but a tree
 // takes about six times its object's text (a map node and a string per member). Packed: as bytes
-// (packed_json.h: a binary form in which Kubernetes' repeated names are a byte each), about half the text's
-// size, decoded again by every read: for large caches whose readers take a few objects at a time (a job's
-// worker pods), never for one read whole on every pass.
+// (packed_json.h: a binary form in which Kubernetes' repeated names are a byte each), about a third of the
+// text's size, decoded again by every read: for large caches whose readers take a few objects at a time (a
+// job's worker pods), never for one read whole on every pass.
 enum class StoreLayout { kParsed, kPacked };
 
 // The reflector's cache: objects by key, indexed by namespace and by owner UID. One writer (apply(), fed
