@@ -18,30 +18,6 @@ std::string failureReason(const api::IpuJobStatus& status) {
   return failed ? failed->reason : "";
 }
 
-// Worker 0 keeping its outputs (spec.outputs) after its command ended, and until when; nullopt when it does
-// not (any more). It holds no IPUs, so its partitions' release does not wait for it.
-struct RetainedOutputs {
-  std::string pod;
-  KeptOutputs kept;
-};
-std::optional<RetainedOutputs> retainedOutputs(const JobPass& pass,
-                                               const std::vector<kube::ObjectPtr>& pods) {
-  const std::string name = workerPodName(pass.identity.name, 0);
-  for (const kube::ObjectPtr& pod : pods) {
-    if (stringMember(member(*pod, "metadata"), "name") != name) continue;
-    auto kept = keptOutputs(*pod);
-    if (!kept || pass.now >= kept->until + kRetentionGrace) return std::nullopt;
-    return RetainedOutputs{name, std::move(*kept)};
-  }
-  return std::nullopt;
-}
-
-// The name of that pod, or "" when none keeps outputs.
-std::string retainingOutputs(const JobPass& pass, const std::vector<kube::ObjectPtr>& pods) {
-  const auto retained = retainedOutputs(pass, pods);
-  return retained ? retained->pod : "";
-}
-
 }  // namespace
 
 StepOutcome ReleaseSteps::readmit(JobPass& pass) {
@@ -66,24 +42,25 @@ StepOutcome ReleaseSteps::readmit(JobPass& pass) {
 
 StepOutcome ReleaseSteps::finished(JobPass& pass) {
   const std::vector<kube::ObjectPtr> pods = pods_.of(pass);
+  const auto retained = retainedOutputs(pass, pods);
+  const std::string keep = retained ? retained->pod : "";
   if (pass.holdsPartitions()) {
     // Workers still running when the job's verdict came (the others of a failed one) stop first.
-    auto stopping = stopWorkers(pass, pods, retainingOutputs(pass, pods));
+    auto stopping = stopWorkers(pass, pods, keep);
     if (!stopping) return stopping.error();
     if (*stopping) return Action::requeue(**stopping);
     failpoint("ipujob/before-release");
     if (auto released = partitions_.release(pass); !released) return released.error();
   }
   if (Status released = admission_.releaseQuota(pass); !released) return released.error();
-  const auto held = holdOutputs(pass, pods);
-  const auto doomed = podsToRemoveAtEnd(pods, pass.specOrDefaults().cleanPodPolicy, pass.identity.name,
-                                        held ? held->pod : "");
+  const auto held = retained ? std::optional(holdOutputs(pass, *retained)) : std::nullopt;
+  const auto doomed = podsToRemoveAtEnd(pods, pass.specOrDefaults().cleanPodPolicy, pass.identity.name, keep);
   if (auto removed = workers_.remove(doomed); !removed) return removed.error();
   // The partitions are released: pods whose node stopped answering can be force-deleted.
   auto forced = workers_.forceRemoveOverdue(pass, pods, options_.podDeletionTimeout);
   if (!forced) return forced.error();
   StepOutcome outcome = removeAfterTtl(pass);
-  for (const auto& soonest : {*forced, held ? std::optional(held->left) : std::nullopt}) {
+  for (const auto& soonest : {*forced, held}) {
     if (outcome.next && soonest && (!outcome.next->requeueAfter || *soonest < *outcome.next->requeueAfter))
       outcome.next->requeueAfter = *soonest;
   }
@@ -125,23 +102,31 @@ Result<std::optional<Clock::Duration>> ReleaseSteps::stopWorkers(const JobPass& 
   return std::optional(options_.podDeletionPoll);
 }
 
-std::optional<ReleaseSteps::OutputsHold> ReleaseSteps::holdOutputs(JobPass& pass,
-                                                                   const std::vector<kube::ObjectPtr>& pods) {
-  const auto retained = retainedOutputs(pass, pods);
-  if (!retained) return std::nullopt;
-  const KeptOutputs& kept = retained->kept;
+std::optional<ReleaseSteps::RetainedOutputs> ReleaseSteps::retainedOutputs(
+    const JobPass& pass, const std::vector<kube::ObjectPtr>& pods) {
+  const std::string name = workerPodName(pass.identity.name, 0);
+  for (const kube::ObjectPtr& pod : pods) {
+    if (stringMember(member(*pod, "metadata"), "name") != name) continue;
+    auto kept = keptOutputs(*pod);
+    if (!kept || pass.now >= kept->until + kRetentionGrace) return std::nullopt;
+    return RetainedOutputs{name, std::move(*kept)};
+  }
+  return std::nullopt;
+}
+
+Clock::Duration ReleaseSteps::holdOutputs(JobPass& pass, const RetainedOutputs& retained) {
+  const KeptOutputs& kept = retained.kept;
   const api::OutputsStatus record{kept.path, formatTime(kept.until)};
   if (pass.status.outputs != record) {
     if (!pass.observed.outputs) {
       events_.record(kube::referenceTo(pass.object), kube::EventType::kNormal, "OutputsRetained",
-                     retained->pod + " keeps " + kept.path + " until " + record.retainedUntil +
+                     retained.pod + " keeps " + kept.path + " until " + record.retainedUntil +
                          " (its command ended; the job's IPUs are released): kubectl ipu cp " +
                          pass.identity.name + ":" + kept.path + " DEST");
     }
     pass.status.outputs = record;
   }
-  return OutputsHold{retained->pod,
-                     std::chrono::duration_cast<Clock::Duration>(kept.until + kRetentionGrace - pass.now)};
+  return std::chrono::duration_cast<Clock::Duration>(kept.until + kRetentionGrace - pass.now);
 }
 
 StepOutcome ReleaseSteps::removeAfterTtl(const JobPass& pass) {

@@ -9,6 +9,7 @@
 #include "ipujob/admission_steps.h"
 #include "ipujob/claimed_workers.h"
 #include "ipujob/job_pass.h"
+#include "ipujob/output_retention.h"
 #include "ipujob/partition_steps.h"
 #include "ipujob/reconciler_options.h"
 #include "ipujob/step_outcome.h"
@@ -57,14 +58,18 @@ class ReleaseSteps {
 
  private:
   StepOutcome removeAfterTtl(const JobPass& pass);
-  // Worker 0 keeping its outputs (spec.outputs) after its command ended: the pod's name, kept from the pods
-  // removed at the end, and how long until it must have stopped by itself; recorded in status.outputs, with
-  // an Event the first time. nullopt when no pod keeps outputs (any more).
-  struct OutputsHold {
+  // Worker 0 keeping its outputs (spec.outputs) after its command ended, and until when; nullopt when it does
+  // not (any more). It holds no IPUs, so its partitions' release does not wait for it, and it is kept from
+  // the pods removed at the end.
+  struct RetainedOutputs {
     std::string pod;
-    Clock::Duration left{};
+    KeptOutputs kept;
   };
-  std::optional<OutputsHold> holdOutputs(JobPass& pass, const std::vector<kube::ObjectPtr>& pods);
+  static std::optional<RetainedOutputs> retainedOutputs(const JobPass& pass,
+                                                        const std::vector<kube::ObjectPtr>& pods);
+  // Records `retained` in status.outputs, with an Event the first time; returns how long until the pod must
+  // have stopped by itself.
+  Clock::Duration holdOutputs(JobPass& pass, const RetainedOutputs& retained);
   // The pods that keep the job's partitions from being released (releaseWaitsFor), but `keep` (worker 0
   // keeping its outputs: its command has ended).
   std::vector<kube::ObjectPtr> stillRunning(const JobPass& pass, const std::vector<kube::ObjectPtr>& pods,

@@ -2,7 +2,6 @@
 
 #include <array>
 #include <bit>
-#include <cstring>
 #include <string>
 #include <string_view>
 #include <unordered_map>
