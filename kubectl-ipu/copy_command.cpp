@@ -27,13 +27,32 @@ namespace {
 namespace contract = runtime::contract;
 using Json = nlohmann::json;
 
-// The container of the worker pod that runs ipu-runtime (the operator's command starts with its binary).
-std::optional<std::string> runtimeContainerOf(const Json& pod) {
+// A container of the worker pod and the path it runs ipu-runtime from.
+struct RuntimeContainer {
+  std::string name;
+  std::string binary;
+};
+
+// The container of the worker pod that runs ipu-runtime: the operator's command starts with its binary, at
+// the path of the way the runtime was delivered (init container or image volume).
+std::optional<RuntimeContainer> runtimeContainerOf(const Json& pod) {
   for (const Json& container : arrayMember(member(pod, "spec"), "containers")) {
     const Json& command = arrayMember(container, "command");
-    if (!command.empty() && command[0] == contract::kBinary) return stringMember(container, "name");
+    if (!command.empty() && command[0].is_string() &&
+        contract::isRuntimeBinary(command[0].get<std::string>()))
+      return RuntimeContainer{stringMember(container, "name"), command[0].get<std::string>()};
   }
   return std::nullopt;
+}
+
+// The binary the retention container runs (its command's first word: the ipu-runtime image's own).
+std::string retentionBinaryOf(const Json& pod) {
+  for (const Json& container : arrayMember(member(pod, "spec"), "containers")) {
+    if (stringMember(container, "name") != contract::kRetentionContainer) continue;
+    const Json& command = arrayMember(container, "command");
+    if (!command.empty() && command[0].is_string()) return command[0].get<std::string>();
+  }
+  return contract::kBinary;
 }
 
 // The directory worker 0's retention container keeps after the command ended (spec.outputs), when the pod
@@ -166,13 +185,14 @@ int copyFromJob(kube::RestClient& client, const CopyOptions& options, std::ostre
         << "`kubectl cp` can copy from it if its image has tar\n";
     return 1;
   }
-  std::string source = *container;
-  if (const std::string state = containerState(*pod, *container); state != "running") {
+  std::string source = container->name;
+  std::string binary = container->binary;
+  if (const std::string state = containerState(*pod, container->name); state != "running") {
     // The command ended: a pod that keeps its outputs (spec.outputs) serves them from its retention
     // container, which sees that directory only.
     const auto retained = retainedPathOf(*pod);
     if (!retained || containerState(*pod, contract::kRetentionContainer) != "running") {
-      err << "error: the container " << *container << " of " << podName << " is " << state
+      err << "error: the container " << container->name << " of " << podName << " is " << state
           << ": files can be copied from a worker while its container runs, or from worker 0 while it keeps "
              "spec.outputs\n";
       return 1;
@@ -183,12 +203,13 @@ int copyFromJob(kube::RestClient& client, const CopyOptions& options, std::ostre
       return 1;
     }
     source = contract::kRetentionContainer;
+    binary = retentionBinaryOf(*pod);
   }
   const char* kubectl = std::getenv("KUBECTL");
   std::vector<std::string> argv{kubectl != nullptr && *kubectl != '\0' ? kubectl : "kubectl"};
   if (!options.kubeconfig.empty()) argv.insert(argv.end(), {"--kubeconfig", options.kubeconfig});
   if (!options.context.empty()) argv.insert(argv.end(), {"--context", options.context});
-  argv.insert(argv.end(), {"--namespace", options.ns, "exec", podName, "-c", source, "--", contract::kBinary,
+  argv.insert(argv.end(), {"--namespace", options.ns, "exec", podName, "-c", source, "--", binary,
                            contract::kFilesCommand, options.path});
   try {
     runtime::files::ArchiveExtractor extractor(

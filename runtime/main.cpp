@@ -146,7 +146,7 @@ int runLaunch(const std::vector<std::string>& args) {
   options.peerTimeout =
       std::chrono::seconds(settings::wholeNumberIn(contract::kEnvPeerTimeout, timeout, 1, 86400));
   options.runtimeBinary = selfPath();
-  options.hostfilePath = std::filesystem::path(options.runtimeBinary).parent_path() / "hostfile";
+  options.hostfilePath = contract::kHostfile;
   options.terminationLog = env(contract::kEnvTerminationLog);
   options.worker = hostName();
   options.instance = env(contract::kEnvInstance);

@@ -92,6 +92,19 @@ grep -q "github.com/coredns/coredns $COREDNS_VERSION" "$here/coredns/go.mod" || 
 build_module coredns "$COREDNS_VERSION" "-s -w -X github.com/coredns/coredns/coremain.GitCommit=$COREDNS_VERSION" \
   github.com/coredns/coredns
 
+# The real node's container runtime (tools/cluster/real-node.sh): containerd, its runc shim and ctr. Without
+# cgo (no btrfs snapshotter: the node uses overlayfs).
+grep -q "github.com/containerd/containerd/v2 $CONTAINERD_VERSION" "$here/containerd/go.mod" || {
+  echo "build-tools: tools/containerd/go.mod is not for $CONTAINERD_VERSION: in tools/containerd run" \
+    "go get -tool github.com/containerd/containerd/v2/cmd/{containerd,containerd-shim-runc-v2,ctr}@$CONTAINERD_VERSION" \
+    "&& go mod tidy" >&2
+  exit 1
+}
+GOFLAGS="$GOFLAGS -tags=no_btrfs" build_module containerd "$CONTAINERD_VERSION" \
+  "-s -w -X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" \
+  github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
+  github.com/containerd/containerd/v2/cmd/ctr
+
 # Kueue (tools/cluster.sh up --kueue): the binary, and its CRDs from the module's tree.
 grep -q "sigs.k8s.io/kueue $KUEUE_VERSION" "$here/kueue/go.mod" || {
   echo "build-tools: tools/kueue/go.mod is not for $KUEUE_VERSION: in tools/kueue run" \

@@ -20,10 +20,10 @@ packages=("${fast_lane[@]}"
   libgtest-dev libgmock-dev
   # test cluster: certificates, readiness probes, port checks
   openssl curl iproute2 procps
-  # its real node (tools/cluster/real-node.sh): a private containerd (CRI plugin, ctr), runc, CNI bridge +
-  # host-local + loopback + portmap (which needs iptables for host ports); images built without a registry
-  # from busybox-static and debootstrap (tools/images/)
-  containerd runc containernetworking-plugins iptables busybox-static debootstrap
+  # its real node (tools/cluster/real-node.sh): runc under a private containerd (2.x, built from the Go module
+  # proxy by tools/build-tools.sh, not Debian's 1.6), CNI bridge + host-local + loopback + portmap (which needs
+  # iptables for host ports); images built without a registry from busybox-static and debootstrap (tools/images/)
+  runc containernetworking-plugins iptables busybox-static debootstrap
   # the POD map page is tested in a real headless Chromium (tests/integration/operator/kubectl_ipu_test.cpp),
   # with a font to draw its text in the screenshot
   chromium fonts-dejavu-core

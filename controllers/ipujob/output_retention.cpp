@@ -107,7 +107,7 @@ Status addOutputsRetention(Json& pod, const api::OutputsSpec& spec, std::chrono:
   if (options.image.empty() || !containers.is_array() || containers.empty()) return {};
   Json& worker = containers[0];
   if (!runsUnderRuntime(worker)) return {};  // not wrapped: no lock
-  for (const char* reserved : {contract::kInstallDir, contract::kCredentialsDir}) {
+  for (const char* reserved : {contract::kInstallDir, contract::kImageDir, contract::kCredentialsDir}) {
     if (contract::pathWithin(spec.path, reserved)) {
       return makeError(ErrorCode::kInvalidArgument, "spec.outputs.path: " + spec.path + " is under " +
                                                         reserved + ", which ipu-runtime uses");

@@ -14,6 +14,7 @@ namespace {
 namespace contract = runtime::contract;
 
 constexpr const char* kRuntimeVolume = "ipu-runtime";
+constexpr const char* kRuntimeImageVolume = "ipu-runtime-image";
 constexpr const char* kCredentialsVolume = "ipu-runtime-tls";
 constexpr const char* kInstallContainer = "ipu-runtime-install";
 constexpr const char* kDefaultTerminationLog = "/dev/termination-log";
@@ -44,15 +45,15 @@ Json installContainer(const RuntimeOptions& options) {
 // The runtime command line for the worker's role; nullopt when the container keeps its own (a container
 // without `command` keeps its image's entrypoint and gets the environment only).
 std::optional<std::vector<std::string>> wrappedCommand(const Json& container, const api::IpuJobSpec& spec,
-                                                       WorkerRole role) {
+                                                       WorkerRole role, const char* binary) {
   std::vector<std::string> command = stringsOf(container.contains("command") ? container["command"] : Json());
   std::vector<std::string> args = stringsOf(container.contains("args") ? container["args"] : Json());
   const bool hasCommand = !command.empty();
   command.insert(command.end(), args.begin(), args.end());
-  std::vector<std::string> wrapped = {contract::kBinary};
+  std::vector<std::string> wrapped = {binary};
   switch (role) {
     case WorkerRole::kAgent:
-      return std::vector<std::string>{contract::kBinary, contract::kAgentCommand};
+      return std::vector<std::string>{binary, contract::kAgentCommand};
     case WorkerRole::kLaunch:
       wrapped.push_back(contract::kLaunchCommand);
       if (!spec.launcherCommand.empty()) {
@@ -81,7 +82,40 @@ void applyLauncherEnv(Json& container, const api::IpuJobSpec& spec) {
   }
 }
 
+// Puts the runtime's binary where the worker container finds it: an init container copying it into the
+// emptyDir, or the image mounted read-only beside it.
+void deliverBinary(Json& podSpec, Json& worker, const RuntimeOptions& options) {
+  switch (options.delivery) {
+    case RuntimeDelivery::kInitContainer: {
+      Json& inits = arrayMember(podSpec, "initContainers");
+      if (findNamed(inits, kInstallContainer) == nullptr)
+        inits.insert(inits.begin(), installContainer(options));
+      return;
+    }
+    case RuntimeDelivery::kImageVolume:
+      addNamed(arrayMember(podSpec, "volumes"),
+               {{"name", kRuntimeImageVolume},
+                {"image", {{"reference", options.image}, {"pullPolicy", options.imagePullPolicy}}}});
+      addMount(worker, kRuntimeImageVolume, contract::kImageDir, true);
+      return;
+  }
+}
+
 }  // namespace
+
+std::optional<RuntimeDelivery> parseRuntimeDelivery(const std::string& text) {
+  if (text == "init-container") return RuntimeDelivery::kInitContainer;
+  if (text == "image-volume") return RuntimeDelivery::kImageVolume;
+  return std::nullopt;
+}
+
+const char* runtimeDeliveryName(RuntimeDelivery delivery) {
+  return delivery == RuntimeDelivery::kImageVolume ? "image-volume" : "init-container";
+}
+
+const char* runtimeBinary(const RuntimeOptions& options) {
+  return options.delivery == RuntimeDelivery::kImageVolume ? contract::kImageBinary : contract::kBinary;
+}
 
 std::optional<std::int64_t> workerSecurityInteger(const Json& podSpec, const char* field) {
   const Json& containers = member(podSpec, "containers");
@@ -96,7 +130,7 @@ std::optional<std::int64_t> workerSecurityInteger(const Json& podSpec, const cha
 
 bool runsUnderRuntime(const Json& container) {
   const std::vector<std::string> command = stringsOf(member(container, "command"));
-  return !command.empty() && command.front() == contract::kBinary;
+  return !command.empty() && contract::isRuntimeBinary(command.front());
 }
 
 WorkerRole workerRole(const api::IpuJobSpec& spec, int workerIndex) {
@@ -150,15 +184,14 @@ void injectRuntime(Json& podSpec, const api::IpuJob& job, int workerIndex, const
   const WorkerRole role = workerRole(spec, workerIndex);
 
   addNamed(arrayMember(podSpec, "volumes"), {{"name", kRuntimeVolume}, {"emptyDir", Json::object()}});
-  Json& inits = arrayMember(podSpec, "initContainers");
-  if (findNamed(inits, kInstallContainer) == nullptr) inits.insert(inits.begin(), installContainer(options));
-
   // The worker container is the first; sidecars are left alone.
   Json& worker = podSpec["containers"][0];
-  // Writable: the launch writes the instance's hostfile next to the binary (the image's own filesystem may
-  // be read-only).
+  // Writable: the runtime keeps the worker's lock and the launch writes the instance's hostfile there (the
+  // image's own filesystem may be read-only).
   addMount(worker, kRuntimeVolume, contract::kInstallDir, false);
-  if (auto command = wrappedCommand(worker, spec, role)) {
+  deliverBinary(podSpec, worker, options);
+  const char* binary = runtimeBinary(options);
+  if (auto command = wrappedCommand(worker, spec, role, binary)) {
     worker["command"] = *command;
     worker.erase("args");
   }
@@ -174,7 +207,7 @@ void injectRuntime(Json& podSpec, const api::IpuJob& job, int workerIndex, const
   setEnv(arrayMember(worker, "env"), contract::kEnvTerminationLog,
          path.is_string() ? path.get<std::string>() : kDefaultTerminationLog);
   defaultEnv(arrayMember(worker, "env"), contract::kEnvOmpiRshAgent,
-             std::string(contract::kBinary) + " " + contract::kRshCommand);
+             std::string(binary) + " " + contract::kRshCommand);
   if (role == WorkerRole::kLaunch) applyLauncherEnv(worker, spec);
 }
 

@@ -19,10 +19,28 @@ namespace ipu::controllers {
 
 using Json = nlohmann::json;
 
+// How the runtime's binary reaches the worker container.
+enum class RuntimeDelivery {
+  // An init container of the ipu-runtime image copies it into the runtime's emptyDir: works on every
+  // container runtime, but the kubelet starts the worker container only after it has seen the init
+  // container exit (its next relist, up to a second later).
+  kInitContainer,
+  // The kubelet mounts the ipu-runtime image itself, read-only, as an image volume (Kubernetes 1.35+ with
+  // ImageVolume, containerd 2.1+ or CRI-O 1.31+ on the nodes): no init container to wait for.
+  kImageVolume,
+};
+// "init-container" / "image-volume", as --runtime-delivery names them; nullopt for anything else.
+std::optional<RuntimeDelivery> parseRuntimeDelivery(const std::string& text);
+const char* runtimeDeliveryName(RuntimeDelivery delivery);
+
 struct RuntimeOptions {
   std::string image;  // the ipu-runtime image; empty: nothing is injected (each worker runs its own command)
   std::string imagePullPolicy = "IfNotPresent";
+  RuntimeDelivery delivery = RuntimeDelivery::kInitContainer;
 };
+
+// Where the worker container runs the runtime from under `options`.
+const char* runtimeBinary(const RuntimeOptions& options);
 
 // What ipu-runtime does in a worker.
 enum class WorkerRole {
@@ -53,9 +71,10 @@ api::RuntimeSecretRecord runtimeSecretRecord(const std::string& name,
 std::string instancePeers(const api::IpuJob& job, int workerIndex);
 
 // Injects the runtime into `podSpec` (the spec of worker `workerIndex`, its containers already merged):
-// volumes, the install init container, the first container's command, mounts and environment. Does nothing
-// when options.image is empty. Jobs whose instances span several workers mount `secret` (mode 0400: the
-// key is for the container's own user, root unless it sets one) and pin its CA (IPU_RUNTIME_CA_SHA256).
+// volumes, the install init container or the image volume, the first container's command, mounts and
+// environment. Does nothing when options.image is empty. Jobs whose instances span several workers mount
+// `secret` (mode 0400: the key is for the container's own user, root unless it sets one) and pin its CA
+// (IPU_RUNTIME_CA_SHA256).
 void injectRuntime(Json& podSpec, const api::IpuJob& job, int workerIndex, const RuntimeOptions& options,
                    const api::RuntimeSecretRecord& secret);
 

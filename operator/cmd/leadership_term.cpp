@@ -69,7 +69,7 @@ controllers::ReconcilerOptions reconcilerOptions(const OperatorFlags& flags,
   controllers::ReconcilerOptions options;
   options.controllerName = flags.controllerName;
   options.pods.shmSizeLimit = flags.shmSize;
-  options.pods.runtime = {flags.runtimeImage, flags.runtimeImagePullPolicy};
+  options.pods.runtime = {flags.runtimeImage, flags.runtimeImagePullPolicy, flags.runtimeDelivery};
   options.partitionIdPrefix = prefixes.current;
   options.legacyPartitionIdPrefix = prefixes.legacy;
   options.podStartTimeout = std::chrono::seconds(flags.podStartTimeoutSeconds);

@@ -110,6 +110,7 @@ int main(int argc, char** argv) {
              {"queueingStrategy", controllers::queueingStrategyName(flags->queueingStrategy)},
              {"missingQuota", controllers::missingQuotaPolicyName(flags->missingQuota)},
              {"workerPodProfile", std::string(api::profileName(flags->workerPodProfile))},
+             {"runtimeDelivery", controllers::runtimeDeliveryName(flags->runtimeDelivery)},
              {"vipuTls", flags->vipuTls ? "true" : "false"}});
   // Leadership lost (an API server away for longer than the renew deadline, a Lease taken over) ends a term;
   // the process campaigns again with nothing of the old term left, instead of exiting.

@@ -50,6 +50,7 @@ struct RawFlags {
   std::string queueingStrategy = "BestEffortFIFO";
   std::string missingQuota = "unlimited";
   std::string workerPodProfile = "ipu-baseline";
+  std::string runtimeDelivery = "init-container";
   std::string metricsBindAddress = ":8080";
   std::string healthProbeBindAddress = ":8081";
   std::string podMapPageBindAddress = "0";
@@ -191,7 +192,14 @@ void defineFlags(cli::Flags& set, RawFlags& raw) {
       "instances and report exit codes; empty: not injected",
       "IMAGE");
   set.addString("runtime-image-pull-policy", &f.runtimeImagePullPolicy,
-                "imagePullPolicy of the runtime's init container (Always, IfNotPresent or Never)", "POLICY");
+                "pull policy of the runtime image, as its init container or image volume (Always, "
+                "IfNotPresent or Never)",
+                "POLICY");
+  set.addString("runtime-delivery", &raw.runtimeDelivery,
+                "how ipu-runtime reaches worker pods: init-container (any container runtime) or image-volume "
+                "(the runtime image mounted read-only, no init container: the pods start sooner; needs "
+                "Kubernetes 1.35+ and containerd 2.1+ or CRI-O 1.31+ on the nodes)",
+                "MODE");
   set.addBool("leader-elect", &f.leaderElect,
               "run the controller only while holding the Lease 'ipu-operator'");
   set.addString("leader-election-namespace", &f.leaderElectionNamespace,
@@ -350,6 +358,14 @@ Status checkValues(RawFlags& raw, const std::vector<std::string>& controllers) {
     return makeError(
         ErrorCode::kInvalidArgument,
         "--worker-pod-profile: expected ipu-baseline or privileged, not \"" + raw.workerPodProfile + "\"");
+  }
+  if (auto delivery = controllers::parseRuntimeDelivery(raw.runtimeDelivery)) {
+    flags.runtimeDelivery = *delivery;
+  } else {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "--runtime-delivery: expected init-container or image-volume, "
+                     "not \"" +
+                         raw.runtimeDelivery + "\"");
   }
   const std::string& policy = flags.runtimeImagePullPolicy;
   if (policy != "Always" && policy != "IfNotPresent" && policy != "Never") {

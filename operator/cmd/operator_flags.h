@@ -10,6 +10,7 @@
 #include "api/worker_pod_profile.h"
 #include "common/environment.h"
 #include "common/result.h"
+#include "ipujob/runtime_injection.h"
 #include "metrics/bind_address.h"
 #include "vipu/client_options.h"
 
@@ -71,6 +72,7 @@ struct OperatorFlags {
   std::string
       runtimeImage;  // empty: ipu-runtime is not injected (LauncherNotRun warnings for jobs that need it)
   std::string runtimeImagePullPolicy = "IfNotPresent";
+  controllers::RuntimeDelivery runtimeDelivery = controllers::RuntimeDelivery::kInitContainer;
   bool leaderElect = true;
   std::string leaderElectionNamespace;  // empty: the kubeconfig's namespace
   // Parsed from --metrics-bind-address, --health-probe-bind-address and --pod-map-page-bind-address (their

@@ -11,9 +11,20 @@
 
 namespace ipu::runtime::contract {
 
-// The init container copies the static binary into this emptyDir, mounted in the worker container too.
+// The runtime's emptyDir, mounted writable in the worker container: the worker's lock and the launch's
+// hostfile, and, when the runtime is delivered by an init container, the static binary it copies there.
 inline constexpr const char* kInstallDir = "/opt/ipu-runtime";
 inline constexpr const char* kBinary = "/opt/ipu-runtime/ipu-runtime";
+// When the runtime is delivered as an image volume (the kubelet mounts the ipu-runtime image itself,
+// read-only, with no init container), the image is mounted here and the binary is its /ipu-runtime.
+inline constexpr const char* kImageDir = "/opt/ipu-runtime-image";
+inline constexpr const char* kImageBinary = "/opt/ipu-runtime-image/ipu-runtime";
+// Whether `path` is where a worker pod runs the runtime from, however it was delivered.
+inline bool isRuntimeBinary(std::string_view path) {
+  return path == kBinary || path == kImageBinary;
+}
+// Written by the launch for a user's own mpirun (kEnvOmpiHostfile), in the writable emptyDir.
+inline constexpr const char* kHostfile = "/opt/ipu-runtime/hostfile";
 // The per-job certificate Secret is mounted here: the job's CA, and the one key pair every pod of the job
 // presents (tls.crt/tls.key, as in a kubernetes.io/tls Secret).
 inline constexpr const char* kCredentialsDir = "/etc/ipu-runtime/tls";

@@ -110,8 +110,9 @@ class HelmInstallTest : public OperatorTest {
         inRelease({"get", "pod", pod, "-o", "jsonpath={.status.containerStatuses[0].containerID}"});
     ASSERT_TRUE(id.ok() && id.out.rfind("containerd://", 0) == 0) << id.describe() << id.out;
     const auto killed =
-        run({"ctr", "--address", cluster().value("IPU_CLUSTER_CONTAINERD"), "--namespace", "k8s.io", "tasks",
-             "kill", "--signal", "SIGKILL", id.out.substr(std::string("containerd://").size())});
+        run({cluster().binDir() + "/ctr", "--address", cluster().value("IPU_CLUSTER_CONTAINERD"),
+             "--namespace", "k8s.io", "tasks", "kill", "--signal", "SIGKILL",
+             id.out.substr(std::string("containerd://").size())});
     ASSERT_TRUE(killed.ok()) << killed.describe();
   }
 

@@ -62,10 +62,17 @@ class OperatorOnRealNodeTest : public OperatorTest {
     if (HasFatalFailure()) return;
     proxyHost_ = TestCluster::get().value("IPU_CLUSTER_REAL_NODE_IP");
     proxyPort_ = freePortOn(proxyHost_);
-    startOperator({"--runtime-image", TestCluster::get().value("IPU_CLUSTER_IMAGE_IPU_RUNTIME"),
-                   "--runtime-image-pull-policy", "Never", "--vipu-proxy-bind-address",
-                   proxyHost_ + ":" + std::to_string(proxyPort_)});
+    startOperatorOnRealNode();
   }
+
+  void startOperatorOnRealNode() {
+    startOperator({"--runtime-image", TestCluster::get().value("IPU_CLUSTER_IMAGE_IPU_RUNTIME"),
+                   "--runtime-image-pull-policy", "Never", "--runtime-delivery", runtimeDelivery(),
+                   "--vipu-proxy-bind-address", proxyHost_ + ":" + std::to_string(proxyPort_)});
+  }
+
+  // --runtime-delivery: the operator's default unless a test asks for the other.
+  virtual std::string runtimeDelivery() const { return "init-container"; }
 
   std::string proxyHost_;
   int proxyPort_ = 0;

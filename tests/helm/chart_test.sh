@@ -109,6 +109,7 @@ runtime:
     repository: registry.example.com/ipu-runtime
     tag: "1.2.3"
     pullPolicy: Always
+  delivery: image-volume
 VALUES
 
 # render <output file> <helm template args...>: the rendered objects in <output>, helm's messages in
@@ -197,6 +198,8 @@ expect_render_fail "a V-IPU controller name given twice does not render" 'the na
   -f "$work/two-controllers.yaml" --set 'vipuControllers[1].name=pod64-a'
 expect_render_fail "an unknown queueingStrategy fails at the schema" "/queueingStrategy" \
   --set vipuSim.enabled=true --set queueingStrategy=LIFO
+expect_render_fail "an unknown runtime.delivery fails at the schema" "/runtime/delivery" \
+  --set vipuSim.enabled=true --set runtime.delivery=ImageVolume
 expect_render_fail "a POD map page address without a port does not render" 'podMapPage.bindAddress' \
   --set vipuSim.enabled=true,podMapPage.enabled=true,podMapPage.bindAddress=localhost
 expect_render_fail "a V-IPU client certificate without the Secret holding it does not render" \
@@ -296,7 +299,7 @@ for flag in ("--qps", "--burst", "--workers", "--shm-size", "--partition-id-pref
              "--pod-start-timeout-seconds", "--pod-deletion-timeout-seconds", "--orphan-sweep-interval-seconds",
              "--orphan-sweep-dry-run", "--worker-pod-profile", "--interactive-ttl-seconds",
              "--interactive-max-ttl-seconds", "--outputs-retain-seconds", "--outputs-max-retain-seconds",
-             "--interactive-idle-seconds"):
+             "--interactive-idle-seconds", "--runtime-delivery"):
     if flag in args: problems.append("%s is passed although its value is not set" % flag)
 if c["image"] != "localhost/ipu-operator/ipu-operator:0.1.0": problems.append("image %s" % c["image"])
 probes = (c.get("livenessProbe", {}).get("httpGet", {}), c.get("readinessProbe", {}).get("httpGet", {}))
@@ -408,6 +411,7 @@ expected = {"--vipu-controller": ["pod64-a=vipu-a.example.com:8090", "pod64-b=10
             "--shm-size": ["16Gi"], "--partition-id-prefix": ["lab-1"], "--log-level": ["debug"], "--qps": ["25.5"],
             "--burst": ["60"], "--workers": ["4"], "--queueing-strategy": ["StrictFIFO"], "--missing-quota": ["deny"],
             "--runtime-image": ["registry.example.com/ipu-runtime:1.2.3"], "--runtime-image-pull-policy": ["Always"],
+            "--runtime-delivery": ["image-volume"],
             "--vipu-ca-cert": ["/etc/ipu-operator/vipu-tls/ca.crt"], "--vipu-client-cert": ["/etc/ipu-operator/vipu-tls/tls.crt"],
             "--vipu-client-key": ["/etc/ipu-operator/vipu-tls/tls.key"], "--vipu-tls-server-name": ["vipu.example.com"],
             "--pod-start-timeout-seconds": ["0"], "--pod-deletion-timeout-seconds": ["90"],

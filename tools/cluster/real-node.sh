@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# The real node of the local cluster (sourced by cluster.sh): kubelet + a private containerd + runc + CNI
-# bridge, so that end-to-end tests run real containers and `kubectl logs` shows real output; and CoreDNS on
+# The real node of the local cluster (sourced by cluster.sh): kubelet + a private containerd (2.x, built by
+# tools/build-tools.sh: it mounts images as volumes) + runc + CNI bridge, so that end-to-end tests run real containers and `kubectl logs` shows real output; and CoreDNS on
 # the node IP, the cluster DNS of its pods (cluster.local), so that they find each other by name.
 #
 # kube-proxy (iptables mode) gives its pods the Services' ClusterIPs: their CNI routes send the Service range
@@ -12,8 +12,8 @@
 # cannot live there is named per cluster directory (bridge, CNI network, cgroup root) and removed on down:
 #   - the CNI bridge ipurn-<hash>, which carries the node's address (kubelet refuses a loopback node IP);
 #   - the cgroup root /ipu-real-node-<hash> in every cgroup hierarchy (kubepods and the pods below it);
-#   - /var/lib/cni/results/*-<sandbox id>-* (libcni's cache; containerd 1.6 cannot move it);
-#   - /run/containerd/s/<hash> (containerd 1.6 shim sockets: fixed directory, socket per containerd address);
+#   - /var/lib/cni/results/*-<sandbox id>-* (libcni's cache; containerd cannot move it);
+#   - /run/containerd/s/<hash> (containerd's shim sockets: fixed directory, socket per containerd address);
 #   - /var/log/containers/* links into <dir> and /var/lib/kubelet/device-plugins/kubelet.sock, both at
 #     paths compiled into the kubelet: one real node per machine (checked on up);
 #   - kube-proxy's KUBE-* chains in the machine's iptables (kube-proxy --cleanup on down).
@@ -25,14 +25,14 @@ real_node_name=real-node-0
 real_node_dir=$cluster_dir/real-node
 real_node_label=ipu-operator.dev/real-node
 cni_bin_dir=/usr/lib/cni
-# Host paths the kubelet or containerd 1.6 may create; removed on down when we created them and they are empty.
+# Host paths the kubelet or containerd may create; removed on down when we created them and they are empty.
 real_node_host_dirs=(/var/lib/kubelet/device-plugins /var/lib/kubelet /var/log/containers /var/lib/cni/results
   /var/lib/cni /run/containerd/s /run/containerd)
 # What the kubelet sets at start unless protectKernelDefaults (which would instead refuse to start here).
 real_node_sysctls=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys
   kernel.keys.root_maxbytes)
 
-real_node_ctr() { ctr --address "$real_node_dir/containerd.sock" --namespace k8s.io "$@"; }
+real_node_ctr() { "$(real_node_bin_dir)/ctr" --address "$real_node_dir/containerd.sock" --namespace k8s.io "$@"; }
 
 # real_node_names: names and addresses derived from the cluster directory, so that clusters in different
 # directories never share a bridge, subnet, CNI network or cgroup.
@@ -61,10 +61,10 @@ real_node_cgroup_mounts() { findmnt -rn -t cgroup,cgroup2 -o TARGET; }
 real_node_preflight() {
   [[ $(id -u) == 0 ]] || { echo "cluster: --real-node needs root (containers, mounts, a bridge)" >&2; return 1; }
   local b missing=()
-  for b in containerd containerd-shim-runc-v2 runc ctr ip findmnt iptables-restore; do command -v "$b" > /dev/null || missing+=("$b"); done
+  for b in runc ip findmnt iptables-restore; do command -v "$b" > /dev/null || missing+=("$b"); done
   for b in bridge host-local loopback portmap; do [[ -x $cni_bin_dir/$b ]] || missing+=("$cni_bin_dir/$b"); done
   # shellcheck disable=SC2154 # bin_dir: a global of tools/cluster.sh, which sources this file
-  [[ -x $bin_dir/kubelet ]] || missing+=("$bin_dir/kubelet")
+  for b in kubelet containerd containerd-shim-runc-v2 ctr; do [[ -x $bin_dir/$b ]] || missing+=("$bin_dir/$b"); done
   [[ -x $bin_dir/coredns ]] || missing+=("$bin_dir/coredns")
   [[ -x $bin_dir/kube-proxy ]] || missing+=("$bin_dir/kube-proxy")
   if ((${#missing[@]} > 0)); then
@@ -91,13 +91,15 @@ real_node_write_containerd_config() {
   cat > "$ctrd/config.toml" <<TOML
 # containerd for the real node of $cluster_dir only: its own root, state, sockets and runc root, so that a
 # system containerd (/run/containerd, /var/lib/containerd) is neither used nor disturbed.
-version = 2
+version = 3
 root = "$ctrd/root"
 state = "$ctrd/state"
-# Snapshotters that cannot work here only log errors.
-disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
-  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs",
-  "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
+# Not the machine's /etc/containerd/conf.d.
+imports = []
+# Snapshotters that cannot work here only log errors; NRI would listen on a fixed host socket.
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper",
+  "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.blockfile", "io.containerd.snapshotter.v1.erofs",
+  "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing", "io.containerd.nri.v1.nri"]
 
 [grpc]
   address = "$real_node_dir/containerd.sock"
@@ -108,27 +110,32 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   path = "$ctrd/opt"
 
 [plugins."io.containerd.grpc.v1.cri"]
-  # No registry: the sandbox image is built and imported locally.
-  sandbox_image = "$pause_image"
   # exec/attach/port-forward streams, proxied by the kubelet.
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
+
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+  # No registry: the sandbox image is built and imported locally.
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = "$pause_image"
+
+[plugins."io.containerd.cri.v1.runtime"]
   # Pods' network namespaces under the state directory, not /var/run/netns.
   netns_mounts_under_state_dir = true
   # Root here lacks CAP_SYS_RESOURCE (not in its bounding set), so runc cannot lower a process's
   # oom_score_adj (the kubelet asks -998 for sandboxes): clamp to containerd's own score instead.
   restrict_oom_score_adj = true
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.runtime".containerd]
     default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
         # cgroupfs, like the kubelet: no systemd on these machines.
         SystemdCgroup = false
         Root = "$ctrd/runc"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "$cni_bin_dir"
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = ["$cni_bin_dir"]
     conf_dir = "$real_node_dir/cni"
     max_conf_num = 1
 TOML
@@ -191,7 +198,7 @@ serverTLSBootstrap: false
 containerRuntimeEndpoint: unix://$real_node_dir/containerd.sock
 imageServiceEndpoint: unix://$real_node_dir/containerd.sock
 # cgroup v1 (these VMs' hierarchy) is refused by default since 1.35; cgroupfs because there is no systemd
-# (and containerd 1.6 cannot tell the kubelet its driver).
+# (the kubelet's default, and what containerd is configured with above).
 failCgroupV1: false
 cgroupDriver: cgroupfs
 # Our own cgroup root, created by cluster.sh and removed on down, so no kubepods cgroup is left behind.
@@ -361,10 +368,14 @@ real_node_up() {
   # Before the kubelet, so that the first pod can already resolve names.
   real_node_start_coredns
 
-  proc_start containerd containerd --config "$real_node_dir/containerd/config.toml" --log-level warn
+  # containerd finds its runc shim on PATH: the one built with it first.
+  proc_start containerd env PATH="$bin_dir:$PATH" "$bin_dir/containerd" --config "$real_node_dir/containerd/config.toml" \
+    --log-level warn
   proc_wait_until containerd "containerd to serve" real_node_ctr version
+  # ctr repeats containerd's deprecation notices (cgroup v1 here) on every call: shown only when it fails.
   for archive in "${archives[@]}"; do
-    real_node_ctr images import "$archive" > /dev/null
+    real_node_ctr images import "$archive" > /dev/null 2> "$real_node_dir/ctr-import.err" ||
+      { cat "$real_node_dir/ctr-import.err" >&2; return 1; }
   done
 
   pick_port kubelet_port kubelet

@@ -210,6 +210,7 @@ TEST(ParseOperatorFlagsTest, RefusesMissingControllerUnknownFlagsAndBadValues) {
       {"--vipu-controller", "a=h:1", "--health-probe-bind-address", "host:99999"},
       {"--vipu-controller", "a=h:1", "--pod-map-page-bind-address", "8095"},
       {"--vipu-controller", "a=h:1", "--runtime-image-pull-policy", "Sometimes"},
+      {"--vipu-controller", "a=h:1", "--runtime-delivery", "ImageVolume"},
       {"--vipu-controller", "a=h:1", "--shm-size", "10GB"},
       {"--vipu-controller", "a=h:1", "--shm-size", "0Gi"},
       {"--vipu-controller", "a=h:1", "--shm-size", "-1Gi"},
@@ -231,6 +232,11 @@ TEST(ParseOperatorFlagsTest, RefusesMissingControllerUnknownFlagsAndBadValues) {
   EXPECT_EQ(privileged->workerPodProfile, api::WorkerPodProfile::kPrivileged);
   EXPECT_EQ(parseOperatorFlags({"--vipu-controller", "a=h:1"})->workerPodProfile,
             api::WorkerPodProfile::kIpuBaseline);
+  EXPECT_EQ(parseOperatorFlags({"--vipu-controller", "a=h:1"})->runtimeDelivery,
+            controllers::RuntimeDelivery::kInitContainer);
+  EXPECT_EQ(parseOperatorFlags({"--vipu-controller", "a=h:1", "--runtime-delivery", "image-volume"})
+                ->runtimeDelivery,
+            controllers::RuntimeDelivery::kImageVolume);
   for (const char* size : {"512Mi", "1.5Gi", "64G", "1"}) {
     auto flags = parseOperatorFlags({"--vipu-controller", "a=h:1", "--shm-size", size});
     ASSERT_TRUE(flags.ok()) << size << ": " << flags.error().message;
@@ -307,6 +313,7 @@ TEST(OperatorUsageTest, NamesEveryFlagWithItsDefaultAndEnvironmentVariable) {
       {"shm-size", "(default \"10Gi\")"},
       {"runtime-image", "empty: not injected"},
       {"runtime-image-pull-policy", "(default \"IfNotPresent\")"},
+      {"runtime-delivery", "(default \"init-container\")"},
       {"leader-elect", "(default true)"},
       {"leader-election-namespace", "(default: the kubeconfig's namespace)"},
       {"metrics-bind-address", "(default \":8080\")"},

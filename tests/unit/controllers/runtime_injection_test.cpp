@@ -93,6 +93,55 @@ TEST(RuntimeInjectionTest, ASingleWorkerRunsItsCommandUnderExecWithTheRuntimeIns
   EXPECT_EQ(countNamed(sidecar.value("volumeMounts", Json::array()), "ipu-runtime"), 0);
 }
 
+// Delivered as an image volume, the runtime image is mounted read-only and run from there: no init
+// container for the kubelet to wait on, the emptyDir still writable for the lock and the hostfile.
+TEST(RuntimeInjectionTest, AnImageVolumeDeliversTheRuntimeWithoutAnInitContainer) {
+  WorkerPodOptions options = withRuntime();
+  options.runtime.delivery = RuntimeDelivery::kImageVolume;
+  options.runtime.imagePullPolicy = "Never";
+  const char* imageBinary = "/opt/ipu-runtime-image/ipu-runtime";
+  const api::IpuJob job = shapedJob(1, 2);
+  const Json launch = buildWorkerPod(job, 0, kPartition, options)["spec"];
+  const Json agent = buildWorkerPod(job, 1, kPartition, options)["spec"];
+  for (const Json& spec : {launch, agent}) {
+    EXPECT_FALSE(spec.contains("initContainers")) << spec.dump();
+    Json image;
+    for (const auto& volume : spec["volumes"])
+      if (volume["name"] == "ipu-runtime-image") image = volume;
+    EXPECT_EQ(image,
+              (Json{{"name", "ipu-runtime-image"},
+                    {"image", {{"reference", "registry.example/ipu-runtime:1"}, {"pullPolicy", "Never"}}}}));
+    EXPECT_EQ(countNamed(spec["volumes"], "ipu-runtime"), 1) << "the writable emptyDir stays";
+    const Json& worker = spec["containers"][0];
+    Json mounts;
+    for (const auto& mount : worker["volumeMounts"]) mounts[mount["name"].get<std::string>()] = mount;
+    EXPECT_EQ(
+        mounts["ipu-runtime-image"],
+        (Json{{"name", "ipu-runtime-image"}, {"mountPath", "/opt/ipu-runtime-image"}, {"readOnly", true}}));
+    EXPECT_EQ(mounts["ipu-runtime"],
+              (Json{{"name", "ipu-runtime"}, {"mountPath", "/opt/ipu-runtime"}, {"readOnly", false}}));
+    EXPECT_EQ(envValue(worker, "OMPI_MCA_plm_rsh_agent"), std::string(imageBinary) + " rsh");
+    EXPECT_TRUE(runsUnderRuntime(worker));
+    EXPECT_EQ(countNamed(spec["containers"][1].value("volumeMounts", Json::array()), "ipu-runtime-image"), 0)
+        << "sidecars are left alone";
+  }
+  EXPECT_EQ(launch["containers"][0]["command"],
+            Json::array({imageBinary, "launch", "--", "python3", "train.py", "--fast"}));
+  EXPECT_EQ(agent["containers"][0]["command"], Json::array({imageBinary, "agent"}));
+  // The same job under the default delivery differs only in where the binary comes from.
+  EXPECT_EQ(buildWorkerPod(job, 1, kPartition, withRuntime())["spec"]["containers"][0]["command"],
+            Json::array({kBinary, "agent"}));
+}
+
+TEST(RuntimeInjectionTest, TheDeliveriesHaveTheirFlagNames) {
+  EXPECT_EQ(parseRuntimeDelivery("init-container"), RuntimeDelivery::kInitContainer);
+  EXPECT_EQ(parseRuntimeDelivery("image-volume"), RuntimeDelivery::kImageVolume);
+  EXPECT_EQ(parseRuntimeDelivery("ImageVolume"), std::nullopt);
+  EXPECT_EQ(parseRuntimeDelivery(""), std::nullopt);
+  for (auto delivery : {RuntimeDelivery::kInitContainer, RuntimeDelivery::kImageVolume})
+    EXPECT_EQ(parseRuntimeDelivery(runtimeDeliveryName(delivery)), delivery);
+}
+
 TEST(RuntimeInjectionTest, EachInstancesWorkerZeroLaunchesAndItsPeersServe) {
   api::IpuJob job = shapedJob(2, 2);
   std::vector<Json> workers;
