@@ -45,24 +45,22 @@ std::optional<RuntimeContainer> runtimeContainerOf(const Json& pod) {
   return std::nullopt;
 }
 
-// The binary the retention container runs (its command's first word: the ipu-runtime image's own).
-std::string retentionBinaryOf(const Json& pod) {
+// What worker 0's retention container keeps after the command ended (spec.outputs), when the pod has one:
+// the mount of its outputs volume (its other mount is the runtime's own), and the binary it runs (its
+// command's first word: the ipu-runtime image's own).
+struct Retention {
+  std::string path;
+  std::string binary;
+};
+std::optional<Retention> retentionOf(const Json& pod) {
   for (const Json& container : arrayMember(member(pod, "spec"), "containers")) {
     if (stringMember(container, "name") != contract::kRetentionContainer) continue;
     const Json& command = arrayMember(container, "command");
-    if (!command.empty() && command[0].is_string()) return command[0].get<std::string>();
-  }
-  return contract::kBinary;
-}
-
-// The directory worker 0's retention container keeps after the command ended (spec.outputs), when the pod
-// has one: the mount of its outputs volume (its other mount is the runtime's own).
-std::optional<std::string> retainedPathOf(const Json& pod) {
-  for (const Json& container : arrayMember(member(pod, "spec"), "containers")) {
-    if (stringMember(container, "name") != contract::kRetentionContainer) continue;
+    const std::string binary =
+        !command.empty() && command[0].is_string() ? command[0].get<std::string>() : contract::kBinary;
     for (const Json& mount : arrayMember(container, "volumeMounts")) {
       if (const std::string path = stringMember(mount, "mountPath"); path != contract::kInstallDir)
-        return path;
+        return Retention{path, binary};
     }
   }
   return std::nullopt;
@@ -190,20 +188,21 @@ int copyFromJob(kube::RestClient& client, const CopyOptions& options, std::ostre
   if (const std::string state = containerState(*pod, container->name); state != "running") {
     // The command ended: a pod that keeps its outputs (spec.outputs) serves them from its retention
     // container, which sees that directory only.
-    const auto retained = retainedPathOf(*pod);
+    const auto retained = retentionOf(*pod);
     if (!retained || containerState(*pod, contract::kRetentionContainer) != "running") {
       err << "error: the container " << container->name << " of " << podName << " is " << state
           << ": files can be copied from a worker while its container runs, or from worker 0 while it keeps "
              "spec.outputs\n";
       return 1;
     }
-    if (!contract::pathWithin(options.path, *retained)) {
-      err << "error: the command of " << podName << " has ended and only " << *retained
-          << " is kept (spec.outputs): copy " << options.job << ":" << *retained << " or a path under it\n";
+    if (!contract::pathWithin(options.path, retained->path)) {
+      err << "error: the command of " << podName << " has ended and only " << retained->path
+          << " is kept (spec.outputs): copy " << options.job << ":" << retained->path
+          << " or a path under it\n";
       return 1;
     }
     source = contract::kRetentionContainer;
-    binary = retentionBinaryOf(*pod);
+    binary = retained->binary;
   }
   const char* kubectl = std::getenv("KUBECTL");
   std::vector<std::string> argv{kubectl != nullptr && *kubectl != '\0' ? kubectl : "kubectl"};

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "kubectl_ipu_plugin.h"
 #include "operator_on_real_node.h"
 
 namespace ipu::testing {
@@ -17,14 +18,6 @@ namespace fs = std::filesystem;
 
 class KubectlIpuCpTest : public OperatorOnRealNodeTest {
  protected:
-  RunResult plugin(const std::vector<std::string>& args) {
-    std::vector<std::string> argv{IPU_KUBECTL_IPU_BINARY};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return run(argv, RunOptions{.timeout = 120s,
-                                .extraEnv = {"KUBECONFIG=" + cluster().kubeconfig(),
-                                             "KUBECTL=" + cluster().binDir() + "/kubectl"}});
-  }
-
   // "sha256  path" lines, by path relative to `root`, from sha256sum's output.
   static std::map<std::string, std::string> digestsOf(const std::string& text, const std::string& root) {
     std::map<std::string, std::string> digests;
@@ -72,7 +65,7 @@ TEST_F(KubectlIpuCpTest, FilesAWorkerWroteComeOutByteIdenticalFromAnImageWithout
 
   // A directory, by a path relative to the worker's working directory (here /), and one file.
   const std::string destination = directory_ + "/profiles";
-  const auto copied = plugin({"cp", "-n", ns(), "profiled:work/profiles", destination});
+  const auto copied = kubectlIpu({"cp", "-n", ns(), "profiled:work/profiles", destination});
   ASSERT_TRUE(copied.ok()) << copied.describe();
   std::cout << "$ kubectl ipu cp profiled:work/profiles ./profiles\n" << copied.out;
   EXPECT_NE(copied.out.find("copied 4 files"), std::string::npos) << copied.out;
@@ -81,18 +74,18 @@ TEST_F(KubectlIpuCpTest, FilesAWorkerWroteComeOutByteIdenticalFromAnImageWithout
   EXPECT_EQ(digestsOf(here.out, "./"), expected);
 
   const std::string one = directory_ + "/graph.pop";
-  const auto file = plugin({"cp", "-n", ns(), "profiled:/work/profiles/run1/graph.pop", one});
+  const auto file = kubectlIpu({"cp", "-n", ns(), "profiled:/work/profiles/run1/graph.pop", one});
   ASSERT_TRUE(file.ok()) << file.describe();
   const auto oneDigest = run({"sha256sum", one});
   ASSERT_TRUE(oneDigest.ok());
   EXPECT_EQ(oneDigest.out.substr(0, 64), expected.at("run1/graph.pop"));
 
   // What is not there, and a worker that does not exist, say so and exit 1.
-  const auto missing = plugin({"cp", "-n", ns(), "profiled:/work/nothing", directory_ + "/nothing"});
+  const auto missing = kubectlIpu({"cp", "-n", ns(), "profiled:/work/nothing", directory_ + "/nothing"});
   EXPECT_EQ(missing.exitCode, 1) << missing.describe();
   EXPECT_NE(missing.err.find("cannot read /work/nothing"), std::string::npos) << missing.err;
   EXPECT_FALSE(fs::exists(directory_ + "/nothing"));
-  const auto noWorker = plugin({"cp", "-n", ns(), "--worker", "3", "profiled:/work", directory_ + "/w3"});
+  const auto noWorker = kubectlIpu({"cp", "-n", ns(), "--worker", "3", "profiled:/work", directory_ + "/w3"});
   EXPECT_EQ(noWorker.exitCode, 1);
   EXPECT_NE(noWorker.err.find("has no worker 3"), std::string::npos) << noWorker.err;
 }
@@ -139,13 +132,13 @@ TEST_F(KubectlIpuCpTest, WorkerZeroKeepsItsOutputsAfterItsCommandEndedWhileTheJo
   const auto expected = digestsOf(logs.out, "/outputs/");
   ASSERT_EQ(expected.size(), 3u) << logs.out;
   const std::string destination = directory_ + "/outputs";
-  const auto copied = plugin({"cp", "-n", ns(), "kept:/outputs", destination});
+  const auto copied = kubectlIpu({"cp", "-n", ns(), "kept:/outputs", destination});
   ASSERT_TRUE(copied.ok()) << copied.describe();
   std::cout << "$ kubectl ipu cp kept:/outputs ./outputs\n" << copied.out;
   const auto here = run({"sh", "-c", "cd " + destination + " && find . -type f | sort | xargs sha256sum"});
   ASSERT_TRUE(here.ok()) << here.describe();
   EXPECT_EQ(digestsOf(here.out, "./"), expected);
-  const auto elsewhere = plugin({"cp", "-n", ns(), "kept:/etc", directory_ + "/etc"});
+  const auto elsewhere = kubectlIpu({"cp", "-n", ns(), "kept:/etc", directory_ + "/etc"});
   EXPECT_EQ(elsewhere.exitCode, 1);
   EXPECT_NE(elsewhere.err.find("only /outputs is kept"), std::string::npos) << elsewhere.err;
 

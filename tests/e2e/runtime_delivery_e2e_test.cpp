@@ -8,6 +8,7 @@
 
 #include <gmock/gmock.h>
 
+#include "kubectl_ipu_plugin.h"
 #include "operator_on_real_node.h"
 
 namespace ipu::testing {
@@ -77,10 +78,7 @@ TEST_F(ImageVolumeDeliveryTest, KubectlIpuCpRunsTheMountedRuntimeInTheWorker) {
       60s));
   expectDeliveredByImageVolume("copied-worker-0");
   const std::string destination = directory_ + "/copied";
-  const auto copied = run({IPU_KUBECTL_IPU_BINARY, "cp", "-n", ns(), "copied:/work", destination},
-                          RunOptions{.timeout = 120s,
-                                     .extraEnv = {"KUBECONFIG=" + cluster().kubeconfig(),
-                                                  "KUBECTL=" + cluster().binDir() + "/kubectl"}});
+  const auto copied = kubectlIpu({"cp", "-n", ns(), "copied:/work", destination});
   ASSERT_TRUE(copied.ok()) << copied.describe();
   const auto here = run({"sha256sum", destination + "/execution.txt"});
   ASSERT_TRUE(here.ok()) << here.describe();

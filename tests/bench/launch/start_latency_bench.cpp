@@ -162,12 +162,11 @@ class StartLatencyBench : public OperatorOnRealNodeTest {
  protected:
   std::string runtimeDelivery() const override { return delivery_; }
 
-  // Our operator again, with ipu-runtime delivered the other way (it releases its Lease when stopped).
+  // Our operator again, with ipu-runtime delivered the other way (it releases its Lease when stopped;
+  // startOperator keeps the stopped one's log).
   void restartOursWith(const std::string& delivery) {
     kubectl({"delete", "ipujobs", "--all", "--timeout", "60s"});
-    operatorLog_ += operator_->stderrText();
     ASSERT_EQ(operator_->stop(), 0) << "ipu-operator exit status";
-    operator_.reset();
     delivery_ = delivery;
     startOperatorOnRealNode();
   }
