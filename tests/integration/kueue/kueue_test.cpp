@@ -135,8 +135,11 @@ TEST_F(KueueTest, QuotaBorrowingAndPreemptionAreKueuesPlacementIsTheOperators) {
 
   // Re-admitted once the lender is done, the victim runs to its end.
   ASSERT_TRUE(reachesPhase("a-borrowing", "Succeeded", 120s));
+  // The job's Succeeded reaches its Workload in a write after the job's own, as for the lender above.
+  EXPECT_TRUE(
+      eventually([&] { return conditionOf(workloadOf("a-borrowing"), "Finished") == "True/Succeeded"; }, 30s))
+      << workloadOf("a-borrowing").dump();
   const Json victim = workloadOf("a-borrowing");
-  EXPECT_EQ(conditionOf(victim, "Finished"), "True/Succeeded") << victim.dump();
   EXPECT_EQ(conditionOf(victim, "Requeued").substr(0, 4), "True") << victim.dump();
 
   // Deleting a job deletes its Workload (its owner reference), after the operator released its partition.
