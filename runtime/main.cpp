@@ -25,6 +25,7 @@
 #include "files/tree_archive.h"
 #include "idle/idle_watch.h"
 #include "launch/launch.h"
+#include "partition/partition_wait.h"
 #include "process/supervisor.h"
 #include "process/termination.h"
 #include "remote/agent.h"
@@ -38,6 +39,7 @@ namespace {
 namespace contract = ipu::runtime::contract;
 namespace idle = ipu::runtime::idle;
 namespace launch = ipu::runtime::launch;
+namespace partition = ipu::runtime::partition;
 namespace process = ipu::runtime::process;
 namespace remote = ipu::runtime::remote;
 namespace settings = ipu::runtime::settings;
@@ -248,9 +250,50 @@ void holdWorkerLockWhenAsked() {
   }
 }
 
+// IPU_RUNTIME_PARTITION_STATUS_URL: the pod was made while its partition activated, and the command waits
+// for it. nullopt: go on with the command; otherwise the exit code (the wait timed out or was stopped, and
+// the termination message says so).
+std::optional<int> awaitPartition() {
+  const std::string text = env(contract::kEnvPartitionStatusUrl);
+  if (text.empty()) return std::nullopt;
+  const auto url = partition::parseStatusUrl(text);
+  if (!url) {
+    throw settings::SettingError(std::string(contract::kEnvPartitionStatusUrl) +
+                                 ": expected http://HOST:PORT/PATH, not \"" + text + "\"");
+  }
+  const std::string timeout =
+      env(contract::kEnvPartitionTimeout, std::to_string(contract::kDefaultPartitionTimeoutSeconds));
+  const partition::WaitOptions options{
+      *url, env("IPUOF_VIPU_API_PARTITION_ID", url->path),
+      std::chrono::seconds(settings::wholeNumberIn(contract::kEnvPartitionTimeout, timeout, 1, 86400))};
+  const partition::WaitOutcome outcome = partition::waitUntilActive(options);
+  switch (outcome.kind) {
+    case partition::WaitOutcome::Kind::kActive:
+      return std::nullopt;
+    case partition::WaitOutcome::Kind::kStopped:
+      // Deleted before its partition was active (the job ended, or its partition failed): nothing ran.
+      process::writeTerminationMessage(env(contract::kEnvTerminationLog),
+                                       "stopped by signal " + std::to_string(outcome.signal) +
+                                           " while waiting for V-IPU partition " + options.partition +
+                                           "; the command did not run");
+      return 128 + outcome.signal;
+    case partition::WaitOutcome::Kind::kTimedOut:
+      break;
+  }
+  const std::string message = "V-IPU partition " + options.partition + " was not active after " +
+                              std::to_string(options.timeout.count()) + " s (" +
+                              contract::kEnvPartitionTimeout + "); the command did not run. Last answer of " +
+                              text + ": " + outcome.lastAnswer;
+  std::fprintf(stderr, "ipu-runtime: %s\n", message.c_str());
+  process::writeTerminationMessage(env(contract::kEnvTerminationLog), message);
+  return 1;
+}
+
 int dispatch(const std::string& subcommand, const std::vector<std::string>& args) {
-  if (subcommand == contract::kExecCommand || subcommand == contract::kLaunchCommand)
+  if (subcommand == contract::kExecCommand || subcommand == contract::kLaunchCommand) {
     holdWorkerLockWhenAsked();
+    if (const auto stopped = awaitPartition()) return *stopped;
+  }
   if (subcommand == contract::kExecCommand) return runExec(args);
   if (subcommand == contract::kLaunchCommand) return runLaunch(args);
   if (subcommand == contract::kRetainCommand) return runRetain(args);

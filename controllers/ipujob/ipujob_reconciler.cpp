@@ -213,6 +213,11 @@ StepOutcome IpuJobReconciler::run(JobPass& pass, const api::IpuJob& job) {
     case PartitionsState::Kind::kActive:
       return runWorkers(pass, job, *partitions, deadlineIn);
     case PartitionsState::Kind::kActivating:
+      // The pods start while V-IPU activates (their runtime waits for the partition): the kubelet's start
+      // of a pod and the activation overlap instead of adding up.
+      if (startsWhileActivating(options_.pods) && !partitions->createdNow &&
+          partitions->byId.size() == pass.status.heldPartitions().size())
+        return runWorkers(pass, job, *partitions, deadlineIn);
       return Action::requeue(activationPolls_.next(pass.key, clock_.now()));
     case PartitionsState::Kind::kBlocked:
       return waitFor(pass, partitions->message);
@@ -282,11 +287,13 @@ StepOutcome IpuJobReconciler::runWorkers(JobPass& pass, const api::IpuJob& job,
   const PodLimits limits{pass.now, options_.podStartTimeout, options_.podDeletionTimeout};
   WorkerObservation observed = observeWorkers(job, pods, allStarted, limits);
   keepSooner(observed.nextCheck, awaitedIn);
-  return judge(pass, job, observed, deadlineIn);
+  const bool activating = partitions.kind == PartitionsState::Kind::kActivating;
+  if (activating) keepSooner(observed.nextCheck, activationPolls_.next(pass.key, clock_.now()));
+  return judge(pass, job, observed, deadlineIn, activating);
 }
 
 StepOutcome IpuJobReconciler::judge(JobPass& pass, const api::IpuJob& job, const WorkerObservation& workers,
-                                    std::optional<Clock::Duration> deadlineIn) {
+                                    std::optional<Clock::Duration> deadlineIn, bool partitionsActivating) {
   const int count = job.spec.workerCount();
   auto& status = pass.status;
   status.currentReplicas = workers.running;
@@ -319,6 +326,15 @@ StepOutcome IpuJobReconciler::judge(JobPass& pass, const api::IpuJob& job, const
   // Look again at the deadline, or when a pod reaches one of its limits, whichever is first.
   std::optional<Clock::Duration> next = deadlineIn;
   keepSooner(next, workers.nextCheck);
+  if (partitionsActivating) {
+    // Not Running while the partitions activate: the workers' commands wait for them.
+    const bool progressOnly = pass.observed.phase == kPhaseCreating;
+    pass.setPhase(kPhaseCreating, "PartitionActivating",
+                  "Waiting for V-IPU to activate the job's partitions; the workers' commands start then (" +
+                      std::to_string(workers.running + workers.succeeded) + " of " + std::to_string(count) +
+                      " worker pods running)");
+    return progressOnly ? StepOutcome::progress(Action{next}) : StepOutcome(Action{next});
+  }
   if (job.spec.interactive && (workers.allUp(count) || status.interactive)) {
     if (auto ended = keepInteractiveSession(pass, *job.spec.interactive, next)) return std::move(*ended);
   }

@@ -83,8 +83,10 @@ class IpuJobReconciler final : public ctrl::Reconciler {
   StepOutcome run(JobPass& pass, const api::IpuJob& job);
   StepOutcome runWorkers(JobPass& pass, const api::IpuJob& job, const PartitionsState& partitions,
                          std::optional<Clock::Duration> deadlineIn);
+  // `partitionsActivating`: the pods were made while the partitions activate (startsWhileActivating); the
+  // job is not Running until they are active.
   StepOutcome judge(JobPass& pass, const api::IpuJob& job, const WorkerObservation& workers,
-                    std::optional<Clock::Duration> deadlineIn);
+                    std::optional<Clock::Duration> deadlineIn, bool partitionsActivating);
   // An interactive job whose workers all run (or ran): its session's status.interactive, and its end once
   // expiresAt has come (nullopt while it goes on; `next` then brought forward to expiresAt).
   std::optional<StepOutcome> keepInteractiveSession(JobPass& pass, const api::InteractiveSpec& spec,

@@ -158,7 +158,10 @@ Result<PartitionsState> PartitionSteps::inspect(JobPass& pass, const api::IpuJob
       state.message = "V-IPU partition " + current.id + " is in error";
       return state;
     }
-    if (current.readyState != vipu::ReadyState::kActive) return state;  // kActivating
+  }
+  // Every partition is the job's, where it recorded it: pods may be made while the rest activate.
+  for (const auto& partition : held) {
+    if (state.byId.at(partition.id).readyState != vipu::ReadyState::kActive) return state;  // kActivating
   }
   for (auto& partition : pass.status.partitions) {
     if (partition.held()) partition.state = kPartitionActive;

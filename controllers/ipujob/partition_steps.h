@@ -20,7 +20,8 @@ namespace ipu::controllers {
 struct PartitionsState {
   enum class Kind {
     kActive,             // every partition PS_ACTIVE: pods may start
-    kActivating,         // created (now or before), not all active yet: poll
+    kActivating,         // created (now or before), not all active yet: poll (byId complete when none
+                         // was created in this call: each is the job's, where status says)
     kNoLongerFits,       // recorded, never created, and the IPUs are gone (taken while no process ran)
     kError,              // a partition is in error
     kControllerUnknown,  // the partitions are on a V-IPU controller the operator is not configured with
@@ -33,7 +34,8 @@ struct PartitionsState {
   std::string message;      // kError, kControllerUnknown, kNotOwned, kLost, kBlocked: what, for the user
   const VipuTarget* target = nullptr;
   std::shared_ptr<const vipu::PartitionPlanner> planner;
-  std::map<std::string, vipu::Partition> byId;  // kActive: V-IPU's view of each recorded partition
+  // kActive, and kActivating unless createdNow: V-IPU's view of each recorded partition.
+  std::map<std::string, vipu::Partition> byId;
 };
 
 // A job's V-IPU partitions: created where admission planned them (ids are in status first), waited on,

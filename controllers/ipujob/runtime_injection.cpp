@@ -178,7 +178,7 @@ std::string instancePeers(const api::IpuJob& job, int workerIndex) {
 }
 
 void injectRuntime(Json& podSpec, const api::IpuJob& job, int workerIndex, const RuntimeOptions& options,
-                   const api::RuntimeSecretRecord& secret) {
+                   const api::RuntimeSecretRecord& secret, const std::string& partitionStatusUrl) {
   if (options.image.empty() || !podSpec["containers"].is_array() || podSpec["containers"].empty()) return;
   const api::IpuJobSpec& spec = job.spec;
   const WorkerRole role = workerRole(spec, workerIndex);
@@ -209,6 +209,9 @@ void injectRuntime(Json& podSpec, const api::IpuJob& job, int workerIndex, const
   defaultEnv(arrayMember(worker, "env"), contract::kEnvOmpiRshAgent,
              std::string(binary) + " " + contract::kRshCommand);
   if (role == WorkerRole::kLaunch) applyLauncherEnv(worker, spec);
+  // An agent runs only what its instance's launch starts, once the launch has waited.
+  if (!partitionStatusUrl.empty() && role != WorkerRole::kAgent)
+    setEnv(arrayMember(worker, "env"), contract::kEnvPartitionStatusUrl, partitionStatusUrl);
 }
 
 std::optional<std::string> runtimeKeyUnreadable(const Json& podSpec, const api::IpuJobSpec& spec,

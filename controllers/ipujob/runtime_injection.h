@@ -74,9 +74,10 @@ std::string instancePeers(const api::IpuJob& job, int workerIndex);
 // volumes, the install init container or the image volume, the first container's command, mounts and
 // environment. Does nothing when options.image is empty. Jobs whose instances span several workers mount
 // `secret` (mode 0400: the key is for the container's own user, root unless it sets one) and pin its CA
-// (IPU_RUNTIME_CA_SHA256).
+// (IPU_RUNTIME_CA_SHA256). `partitionStatusUrl` (may be empty): where the worker's command, when it is an
+// instance's leader (exec or launch), first waits for its partition to be active.
 void injectRuntime(Json& podSpec, const api::IpuJob& job, int workerIndex, const RuntimeOptions& options,
-                   const api::RuntimeSecretRecord& secret);
+                   const api::RuntimeSecretRecord& secret, const std::string& partitionStatusUrl = "");
 
 // Whether `container`'s command is ipu-runtime's (injectRuntime wrapped it): the runtime then runs as its
 // PID 1, holds worker 0's lock and watches an interactive worker for activity.

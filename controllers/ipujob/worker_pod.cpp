@@ -147,10 +147,19 @@ Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const WorkerAssignm
         arrayMember(spec, "volumes"),
         {{"name", kShmVolume}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", options.shmSizeLimit}}}});
   }
-  injectRuntime(spec, job, workerIndex, options.runtime, partition.runtimeSecret);
+  const std::string statusUrl = partition.partitionActive || !startsWhileActivating(options)
+                                    ? ""
+                                    : options.partitionStatusBase +
+                                          std::string(runtime::contract::kPartitionStatusPath) +
+                                          partition.partitionId;
+  injectRuntime(spec, job, workerIndex, options.runtime, partition.runtimeSecret, statusUrl);
   if (!options.runtime.image.empty()) defaultContainerForKubectl(pod["metadata"], spec);
   pod["spec"] = std::move(spec);
   return pod;
+}
+
+bool startsWhileActivating(const WorkerPodOptions& options) {
+  return !options.runtime.image.empty() && !options.partitionStatusBase.empty();
 }
 
 Result<Json> tryBuildWorkerPod(const api::IpuJob& job, int workerIndex, const WorkerAssignment& partition,

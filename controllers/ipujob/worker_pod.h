@@ -33,6 +33,9 @@ struct WorkerAssignment {
   std::string poplarTargetOptions;         // JSON text, as POPLAR_TARGET_OPTIONS wants it
   int attempt = 0;                         // status.restartCount when the pod is made
   api::RuntimeSecretRecord runtimeSecret;  // status.runtimeSecret (jobs whose instances span several workers)
+  // False when the pod is made while its partition still activates: the runtime then waits for it
+  // (WorkerPodOptions::partitionStatusBase).
+  bool partitionActive = true;
   // Where Kueue's ResourceFlavors put a job it admitted: node labels to select, taints to tolerate.
   std::map<std::string, std::string> queueNodeSelector;
   Json queueTolerations = Json::array();
@@ -42,7 +45,11 @@ struct WorkerPodOptions {
   std::string shmSizeLimit = "10Gi";  // for the /dev/shm emptyDir the operator adds when the user has none
   int ipuofTimeoutSeconds = 120;      // IPUOF_VIPU_API_TIMEOUT unless the user set it
   RuntimeOptions runtime;             // ipu-runtime's image; empty: not injected
-  RetentionLimits outputs;            // how long worker 0 keeps spec.outputs after its command ends
+  // "http://HOST:PORT" of the V-IPU proxy's HTTP face (--vipu-proxy-http-port), where the runtime asks
+  // whether its partition is active. Set (and the runtime injected): pods are made while their partitions
+  // activate (startsWhileActivating). Empty: only once they are active.
+  std::string partitionStatusBase;
+  RetentionLimits outputs;  // how long worker 0 keeps spec.outputs after its command ends
   // How long interactive jobs (spec.interactive) live, and their idle reclaim.
   InteractiveLimits interactive;
 };
@@ -62,6 +69,10 @@ struct WorkerPodOptions {
 //  headless Service, restartPolicy Never
 //    (restarts are the job's: the operator replaces pods, so a restart gets a reset partition).
 // Pure: the same inputs give the same pod.
+// Whether a job's pods are made while its partitions activate: the runtime is injected (it does the waiting)
+// and the proxy's HTTP face is there to ask.
+bool startsWhileActivating(const WorkerPodOptions& options);
+
 Json buildWorkerPod(const api::IpuJob& job, int workerIndex, const WorkerAssignment& partition,
                     const WorkerPodOptions& options = {});
 

@@ -60,6 +60,7 @@ Result<ChildrenState> WorkerSteps::createMissing(JobPass& pass, const api::IpuJo
                                       vipu::poplarTargetOptions(partition, partitions.planner->topology()),
                                       attempt,
                                       *runtimeSecret,
+                                      partitions.kind == PartitionsState::Kind::kActive,
                                       placement.nodeSelector,
                                       placement.tolerations};
     auto built = tryBuildWorkerPod(job, k, assignment, options_);

@@ -22,50 +22,74 @@ VipuProxyService::VipuProxyService(const kube::Store& pods, const kube::Store& j
     upstreams_[upstream.controller] = virmgrpc::UserService::NewStub(upstream.channel);
 }
 
-Result<ProxyCaller> VipuProxyService::callerOf(const grpc::ServerContext& context) {
-  const std::string peer = context.peer();
-  const std::optional<std::string> address = callerAddressOf(peer);
-  if (!address) return makeError(ErrorCode::kPermissionDenied, "a caller at " + peer + " identifies no pod");
-  return identifyCaller(*address, pods_.podsAt(*address), jobs_, options_.partitionIds);
+Result<VipuProxyService::Allowed> VipuProxyService::allow(const std::optional<std::string>& address,
+                                                          const std::string& peer, VipuCall call,
+                                                          std::string_view partitionId) {
+  if (options_.stop.stop_requested()) {
+    return makeError(ErrorCode::kUnavailable,
+                     "the V-IPU proxy is stopping, or its operator no longer leads: call again");
+  }
+  if (options_.ready && !options_.ready()) {
+    return makeError(ErrorCode::kUnavailable,
+                     "the V-IPU proxy is starting (its operator's caches are syncing): call again");
+  }
+  Result<ProxyCaller> caller =
+      address ? identifyCaller(*address, pods_.podsAt(*address), jobs_, options_.partitionIds)
+              : Result<ProxyCaller>(
+                    makeError(ErrorCode::kPermissionDenied, "a caller at " + peer + " identifies no pod"));
+  const Status allowed = caller ? authorizeCall(*caller, call, partitionId) : Status(caller.error());
+  if (!allowed) {
+    log::warning(
+        "V-IPU proxy refused a call",
+        {{"call", std::string(vipuCallName(call))}, {"peer", peer}, {"why", allowed.error().message}});
+    return allowed.error();
+  }
+  // A job that holds no partitions has no controller to ask; authorizeCall let only listing through, and
+  // its answer is the empty list.
+  if (caller->controller.empty()) return Allowed{std::move(*caller), nullptr};
+  const auto upstream = upstreams_.find(caller->controller);
+  if (upstream == upstreams_.end()) {
+    return makeError(ErrorCode::kFailedPrecondition,
+                     "IPUJob " + caller->job + "'s partitions are on V-IPU controller '" +
+                         caller->controller + "', which this operator is not configured with");
+  }
+  return Allowed{std::move(*caller), upstream->second.get()};
 }
 
 template <typename Forward>
 grpc::Status VipuProxyService::serve(grpc::ServerContext& context, VipuCall call,
                                      std::string_view partitionId, Forward&& forward) {
   try {
-    if (options_.stop.stop_requested()) {
-      return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                          "the V-IPU proxy is stopping, or its operator no longer leads: call again");
-    }
-    if (options_.ready && !options_.ready()) {
-      return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                          "the V-IPU proxy is starting (its operator's caches are syncing): call again");
-    }
-    const Result<ProxyCaller> caller = callerOf(context);
-    const Status allowed = caller ? authorizeCall(*caller, call, partitionId) : Status(caller.error());
-    if (!allowed) {
-      log::warning("V-IPU proxy refused a call", {{"call", std::string(vipuCallName(call))},
-                                                  {"peer", context.peer()},
-                                                  {"why", allowed.error().message}});
-      return vipu::grpcStatusFromError(allowed.error());
-    }
-    // A job that holds no partitions has no controller to ask; authorizeCall let only listing through, and
-    // its answer is the empty list.
-    if (caller->controller.empty()) return grpc::Status::OK;
-    const auto upstream = upstreams_.find(caller->controller);
-    if (upstream == upstreams_.end()) {
-      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                          "IPUJob " + caller->job + "'s partitions are on V-IPU controller '" +
-                              caller->controller + "', which this operator is not configured with");
-    }
+    const std::string peer = context.peer();
+    const Result<Allowed> allowed = allow(callerAddressOf(peer), peer, call, partitionId);
+    if (!allowed) return vipu::grpcStatusFromError(allowed.error());
+    if (allowed->upstream == nullptr) return grpc::Status::OK;
     // Propagates the caller's deadline (the sooner of the two applies) and its cancellation.
     const std::unique_ptr<grpc::ClientContext> forwarded = grpc::ClientContext::FromServerContext(context);
     forwarded->set_deadline(std::chrono::system_clock::now() + options_.callTimeout);
     std::stop_callback cancel(options_.stop, [&forwarded] { forwarded->TryCancel(); });
-    return forward(*upstream->second, *forwarded, *caller);
+    return forward(*allowed->upstream, *forwarded, allowed->caller);
   } catch (const std::exception& error) {
     return grpc::Status(grpc::StatusCode::INTERNAL, std::string("V-IPU proxy bug: ") + error.what());
   }
+}
+
+Result<virmgrpc::PartitionReadyState> VipuProxyService::partitionStatusFor(const std::string& address,
+                                                                           const std::string& partitionId) {
+  const Result<Allowed> allowed = allow(address, address, VipuCall::kGetPartitionStatus, partitionId);
+  if (!allowed) return allowed.error();
+  if (allowed->upstream == nullptr) {
+    return makeError(ErrorCode::kInternal, "V-IPU proxy bug: a status call allowed to a job holding nothing");
+  }
+  grpc::ClientContext forwarded;
+  forwarded.set_deadline(std::chrono::system_clock::now() + options_.callTimeout);
+  std::stop_callback cancel(options_.stop, [&forwarded] { forwarded.TryCancel(); });
+  virmgrpc::GetPartitionStatusRequest request;
+  request.set_partition_id(partitionId);
+  virmgrpc::GetPartitionStatusReply reply;
+  const grpc::Status status = allowed->upstream->GetPartitionStatus(&forwarded, request, &reply);
+  if (!status.ok()) return vipu::errorFromGrpc(status, "GetPartitionStatus " + partitionId);
+  return reply.status().ready_state();
 }
 
 grpc::Status VipuProxyService::ListPartitions(grpc::ServerContext* context,

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -69,13 +70,27 @@ class VipuProxyService final : public virmgrpc::UserService::Service {
                                   const virmgrpc::GetPartitionStatusRequest* request,
                                   virmgrpc::GetPartitionStatusReply* reply) override;
 
+  // GetPartitionStatus for a caller at `address` (as status.podIP writes it) that asks over HTTP
+  // (ipu-runtime, which speaks no gRPC: partition_status_endpoint.h): the same identification, decision and
+  // forwarding as the gRPC call. The partition's ready state, or the refusal (PermissionDenied, Unavailable)
+  // or V-IPU's error.
+  Result<virmgrpc::PartitionReadyState> partitionStatusFor(const std::string& address,
+                                                           const std::string& partitionId);
+
  private:
   using Stub = virmgrpc::UserService::Stub;
-  // Identifies the caller, decides, and runs `forward(stub, upstreamContext, caller)` for an allowed call.
+  struct Allowed {
+    ProxyCaller caller;
+    Stub* upstream = nullptr;  // null when the caller's job holds no partitions (only listing gets here)
+  };
+  // Identifies the caller at `address` (`peer` for the log) and decides on the call: what it may reach, or
+  // why not.
+  Result<Allowed> allow(const std::optional<std::string>& address, const std::string& peer, VipuCall call,
+                        std::string_view partitionId);
+  // The gRPC call: allow(), then `forward(stub, upstreamContext, caller)` for an allowed call.
   template <typename Forward>
   grpc::Status serve(grpc::ServerContext& context, VipuCall call, std::string_view partitionId,
                      Forward&& forward);
-  Result<ProxyCaller> callerOf(const grpc::ServerContext& context);
 
   PodsByAddress pods_;
   const kube::Store& jobs_;

@@ -70,6 +70,10 @@ controllers::ReconcilerOptions reconcilerOptions(const OperatorFlags& flags,
   options.controllerName = flags.controllerName;
   options.pods.shmSizeLimit = flags.shmSize;
   options.pods.runtime = {flags.runtimeImage, flags.runtimeImagePullPolicy, flags.runtimeDelivery};
+  if (flags.vipuProxy && flags.vipuProxy->httpPort != 0) {
+    options.pods.partitionStatusBase =
+        "http://" + flags.vipuProxy->advertisedHost + ":" + std::to_string(flags.vipuProxy->httpPort);
+  }
   options.partitionIdPrefix = prefixes.current;
   options.legacyPartitionIdPrefix = prefixes.legacy;
   options.podStartTimeout = std::chrono::seconds(flags.podStartTimeoutSeconds);

@@ -57,6 +57,7 @@ struct RawFlags {
   std::string vipuProxyBindAddress = "0";
   std::string vipuProxyAdvertiseAddress;
   std::string vipuProxyEndpointSlice;
+  int vipuProxyHttpPort = 0;
   std::string podIp;
   bool vipuTls = false;
   vipu::TlsOptions vipuTlsFiles;
@@ -97,6 +98,12 @@ void defineFlags(cli::Flags& set, RawFlags& raw) {
                 "name; HOST or HOST:PORT (default: the bind address, when it names one host; the port: the "
                 "bind port)",
                 "ADDRESS");
+  set.addInteger(
+      "vipu-proxy-http-port", &raw.vipuProxyHttpPort,
+      "a second port of the proxy, on its bind host, where ipu-runtime asks over HTTP whether its "
+      "job's partition is active: worker pods are then created while their partitions activate and "
+      "each command waits for its own. 0: pods are created only once the partitions are active",
+      0, 65535, "PORT");
   set.addString("vipu-proxy-endpoint-slice", &raw.vipuProxyEndpointSlice,
                 "NAMESPACE/NAME of an EndpointSlice of the proxy's headless Service (made by the Helm chart) "
                 "that the leading "
@@ -274,6 +281,23 @@ bool isObjectName(const std::string& name) {
          std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '-' || c == '.'; });
 }
 
+// --vipu-proxy-http-port, into raw.flags.vipuProxy.
+Status checkProxyHttpPort(RawFlags& raw) {
+  if (raw.vipuProxyHttpPort == 0) return {};
+  if (!raw.flags.vipuProxy) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "--vipu-proxy-http-port needs --vipu-proxy-bind-address (the proxy is off)");
+  }
+  if (raw.vipuProxyHttpPort == raw.flags.vipuProxy->listen.port ||
+      raw.vipuProxyHttpPort == raw.flags.vipuProxy->advertisedPort) {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "--vipu-proxy-http-port: " + std::to_string(raw.vipuProxyHttpPort) +
+                         " is the proxy's gRPC port; the HTTP port must be another");
+  }
+  raw.flags.vipuProxy->httpPort = raw.vipuProxyHttpPort;
+  return {};
+}
+
 // --vipu-proxy-endpoint-slice and --pod-ip, into raw.flags.vipuProxy.
 Status checkProxyEndpointSlice(RawFlags& raw) {
   // --pod-ip alone is harmless: the chart sets it whether the proxy runs or not.
@@ -399,6 +423,7 @@ Status checkValues(RawFlags& raw, const std::vector<std::string>& controllers) {
   if (!proxy) return proxy.error();
   flags.vipuProxy = *proxy;
   if (auto slice = checkProxyEndpointSlice(raw); !slice) return slice.error();
+  if (auto http = checkProxyHttpPort(raw); !http) return http.error();
   log::Level level;
   if (!log::parseLevel(flags.logLevel, level)) {
     return makeError(ErrorCode::kInvalidArgument,

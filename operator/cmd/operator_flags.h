@@ -34,6 +34,9 @@ struct VipuProxyFlags {
   std::string endpointSliceNamespace;
   std::string endpointSliceName;
   std::string podIp;
+  // --vipu-proxy-http-port: the proxy's HTTP face (partition status for ipu-runtime), on the bind host and
+  // the advertised host; 0: none, and pods are created only once their partitions are active.
+  int httpPort = 0;
   bool operator==(const VipuProxyFlags&) const = default;
 };
 

@@ -12,6 +12,8 @@ Json withLeaderEndpoint(Json slice, const ProxyEndpoint& endpoint) {
   slice["endpoints"] =
       Json::array({{{"addresses", Json::array({endpoint.podIp})}, {"conditions", {{"ready", true}}}}});
   slice["ports"] = Json::array({{{"name", "vipu"}, {"port", endpoint.port}, {"protocol", "TCP"}}});
+  if (endpoint.httpPort != 0)
+    slice["ports"].push_back({{"name", "http"}, {"port", endpoint.httpPort}, {"protocol", "TCP"}});
   return slice;
 }
 

@@ -20,9 +20,11 @@ struct ProxyEndpoint {
   std::string sliceName;
   std::string podIp;  // IPv4, the slice's addressType
   int port = 0;       // the proxy's listen port
+  int httpPort = 0;   // its HTTP face's (--vipu-proxy-http-port); 0: none
 };
 
-// `slice` (as read) with `endpoint` its only endpoint, ready, and its one port the proxy's. Pure.
+// `slice` (as read) with `endpoint` its only endpoint, ready, and its ports the proxy's ("vipu", and "http"
+// when it has one). Pure.
 nlohmann::json withLeaderEndpoint(nlohmann::json slice, const ProxyEndpoint& endpoint);
 
 // Points the slice at this replica: read, rewritten, updated conditionally (a conflict is read again). Runs

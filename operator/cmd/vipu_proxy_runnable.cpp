@@ -30,9 +30,13 @@ void runVipuProxy(const OperatorFlags& flags, const PartitionPrefixes& prefixes,
   while (!proxy) {
     auto started = controllers::VipuProxy::start(
         grpcListenAddress(proxyFlags.listen), jobs.pods(), jobs.jobs(), upstreams,
-        {.partitionIds = {prefixes.current, prefixes.legacy}, .stop = fence, .ready = [&jobs] {
-           return jobs.synced();
-         }});
+        {.partitionIds = {prefixes.current, prefixes.legacy},
+         .stop = fence,
+         .ready = [&jobs] { return jobs.synced(); }},
+        proxyFlags.httpPort != 0
+            ? std::optional<metrics::BindAddress>(
+                  {false, proxyFlags.listen.host, static_cast<std::uint16_t>(proxyFlags.httpPort)})
+            : std::nullopt);
     if (started) {
       proxy = std::move(*started);
       break;
@@ -43,11 +47,12 @@ void runVipuProxy(const OperatorFlags& flags, const PartitionPrefixes& prefixes,
   }
   log::info("V-IPU proxy serving worker pods",
             {{"listen", proxyFlags.listen.toString()},
-             {"workersGet", proxyFlags.advertisedHost + ":" + std::to_string(proxyFlags.advertisedPort)}});
+             {"workersGet", proxyFlags.advertisedHost + ":" + std::to_string(proxyFlags.advertisedPort)},
+             {"httpPort", std::to_string(proxyFlags.httpPort)}});
   if (!proxyFlags.endpointSliceName.empty()) {
     publishProxyEndpoint(client,
                          {proxyFlags.endpointSliceNamespace, proxyFlags.endpointSliceName, proxyFlags.podIp,
-                          proxyFlags.listen.port},
+                          proxyFlags.listen.port, proxyFlags.httpPort},
                          stop, kRetryEvery);
   }
   std::mutex mutex;

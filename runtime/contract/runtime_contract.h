@@ -89,6 +89,17 @@ inline constexpr const char* kEnvWorkerLock = "IPU_RUNTIME_WORKER_LOCK";
 // and exits 0 with a termination message starting with kIdleReclaimedMessage.
 inline constexpr const char* kEnvIdleSeconds = "IPU_RUNTIME_IDLE_SECONDS";
 inline constexpr const char* kIdleReclaimedMessage = "reclaimed as idle: ";
+// Set when the operator creates the pods while the job's partition activates: where the runtime asks, before
+// the command runs, whether the partition is active ("http://HOST:PORT" + kPartitionStatusPath + the id; the
+// operator's V-IPU proxy, which answers a pod about its own job's partitions only). Unset: the partition was
+// active before the pod was made. The wait ends after IPU_RUNTIME_PARTITION_TIMEOUT_SECONDS
+// (kDefaultPartitionTimeoutSeconds), the command then not run.
+inline constexpr const char* kEnvPartitionStatusUrl = "IPU_RUNTIME_PARTITION_STATUS_URL";
+inline constexpr const char* kEnvPartitionTimeout = "IPU_RUNTIME_PARTITION_TIMEOUT_SECONDS";
+inline constexpr int kDefaultPartitionTimeoutSeconds = 600;
+// The proxy's HTTP path for a partition's state: GET kPartitionStatusPath + id answers
+// {"partition": id, "readyState": "PS_ACTIVE"} (V-IPU's ReadyState names).
+inline constexpr std::string_view kPartitionStatusPath = "/v1/partitions/";
 // Overrides for tests and unusual clusters: the agent's port and the credentials directory.
 inline constexpr const char* kEnvAgentPort = "IPU_RUNTIME_AGENT_PORT";
 inline constexpr const char* kEnvCredentialsDir = "IPU_RUNTIME_TLS_DIR";

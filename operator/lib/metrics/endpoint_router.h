@@ -33,6 +33,9 @@ struct HttpRequest {
   std::string path;
   std::string query;          // raw, without '?'
   std::string authorization;  // the Authorization header; "" when absent
+  // The client's IP address as Kubernetes writes a pod's ("10.0.0.7"; an IPv4 client of an IPv6 socket as
+  // IPv4); "" when unknown.
+  std::string remoteAddress;
 };
 
 // What answers every request of one server. Called on the server's threads, several at once.

@@ -28,6 +28,13 @@ std::string listenHost(const BindAddress& address) {
   return address.host.empty() ? "0.0.0.0" : address.host;
 }
 
+// As Kubernetes writes a pod's address: an IPv4 client reaching an IPv6 socket is "::ffff:10.0.0.7".
+std::string clientAddress(std::string address) {
+  constexpr std::string_view mapped = "::ffff:";
+  if (address.starts_with(mapped) && address.find('.') != std::string::npos) address.erase(0, mapped.size());
+  return address;
+}
+
 http_response toCppRest(HttpReply reply, bool withBody) {
   http_response response(static_cast<web::http::status_code>(reply.status));
   for (const auto& [name, value] : reply.headers) response.headers().add(name, value);
@@ -110,7 +117,8 @@ class HttpEndpoints::Listener {
           .method = request.method(),
           .path = uri.path(),
           .query = uri.query(),
-          .authorization = authorization == request.headers().end() ? "" : authorization->second};
+          .authorization = authorization == request.headers().end() ? "" : authorization->second,
+          .remoteAddress = clientAddress(request.remote_address())};
       http_response response = toCppRest(handler_(asked), !head);
       replyAndWait(request, response);
     } catch (const std::exception& e) {

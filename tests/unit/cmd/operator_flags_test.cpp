@@ -66,6 +66,30 @@ TEST(ParseOperatorFlagsTest, DefaultsMatchTheDocumentedOnes) {
                   .ok());
 }
 
+TEST(ParseOperatorFlagsTest, TheProxysHttpPortIsAnotherPortOfAProxyThatRuns) {
+  auto flags = parseOperatorFlags({"--vipu-controller", "a=h:1", "--vipu-proxy-bind-address",
+                                   "127.0.0.1:18090", "--vipu-proxy-http-port", "18091"});
+  ASSERT_TRUE(flags) << flags.error().message;
+  EXPECT_EQ(flags->vipuProxy->httpPort, 18091);
+  flags = parseOperatorFlags({"--vipu-controller", "a=h:1", "--vipu-proxy-bind-address", "127.0.0.1:18090"});
+  ASSERT_TRUE(flags) << flags.error().message;
+  EXPECT_EQ(flags->vipuProxy->httpPort, 0) << "off unless asked for";
+
+  const auto refused = [](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--vipu-controller", "a=h:1"});
+    auto parsed = parseOperatorFlags(args);
+    return parsed ? std::string("accepted") : parsed.error().message;
+  };
+  EXPECT_NE(refused({"--vipu-proxy-http-port", "18091"}).find("needs --vipu-proxy-bind-address"),
+            std::string::npos);
+  EXPECT_NE(refused({"--vipu-proxy-bind-address", "127.0.0.1:18090", "--vipu-proxy-http-port", "18090"})
+                .find("is the proxy's gRPC port"),
+            std::string::npos);
+  EXPECT_NE(refused({"--vipu-proxy-bind-address", "127.0.0.1:18090", "--vipu-proxy-http-port", "70000"})
+                .find("--vipu-proxy-http-port"),
+            std::string::npos);
+}
+
 TEST(ParseOperatorFlagsTest, TheVipuProxyListensOnAFixedPortAndWorkersGetAnAddressThatReachesIt) {
   auto proxy = parseVipuProxyFlags("10.200.0.1:8090", "");
   ASSERT_TRUE(proxy) << proxy.error().message;
@@ -341,6 +365,7 @@ TEST(OperatorUsageTest, NamesEveryFlagWithItsDefaultAndEnvironmentVariable) {
       {"vipu-proxy-bind-address", "(default \"0\")"},
       {"vipu-proxy-advertise-address", "default: the bind address"},
       {"vipu-proxy-endpoint-slice", "made by the Helm chart"},
+      {"vipu-proxy-http-port", "while their partitions activate"},
       {"pod-ip", "IPU_OPERATOR_POD_IP"}};
   std::map<std::string, std::string> lines;  // flag -> its line
   std::istringstream usage(operatorUsage());

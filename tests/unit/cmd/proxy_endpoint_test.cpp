@@ -42,6 +42,14 @@ TEST(ProxyEndpointTest, TheLeaderIsTheSlicesOnlyEndpointAndTheRestOfTheSliceStay
       << "a new leader replaces the old one";
 }
 
+TEST(ProxyEndpointTest, TheHttpFaceIsTheSlicesSecondPort) {
+  const Json slice = withLeaderEndpoint(Json::parse(chartSlice("7")), {"ns", "s", "10.0.0.9", 18090, 18091});
+  ASSERT_EQ(slice["ports"].size(), 2u);
+  EXPECT_EQ(slice["ports"][1], (Json{{"name", "http"}, {"port", 18091}, {"protocol", "TCP"}}));
+  EXPECT_EQ(withLeaderEndpoint(slice, {"ns", "s", "10.0.0.9", 18090})["ports"].size(), 1u)
+      << "a leader without one takes it away";
+}
+
 TEST(ProxyEndpointTest, PublishingRereadsAfterAConflictAndWaitsForASliceThatIsMissing) {
   auto transport = std::make_shared<FakeTransport>();
   transport->expect("GET", kSlice, 404, R"({"kind":"Status","reason":"NotFound","code":404})")

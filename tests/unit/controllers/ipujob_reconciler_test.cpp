@@ -93,10 +93,12 @@ class ReconcilerTest : public ::testing::Test {
   // prefixes `prefix` and `legacyPrefix`.
   void makeReconciler(const std::string& runtimeImage, const std::string& prefix = "k8s",
                       const std::string& legacyPrefix = "",
-                      api::WorkerPodProfile profile = api::WorkerPodProfile::kIpuBaseline) {
+                      api::WorkerPodProfile profile = api::WorkerPodProfile::kIpuBaseline,
+                      const std::string& partitionStatusBase = "") {
     ReconcilerOptions options;
     options.workerPodProfile = [profile](const std::string&) { return profile; };
     options.pods.runtime.image = runtimeImage;
+    options.pods.partitionStatusBase = partitionStatusBase;
     options.partitionIdPrefix = prefix;
     options.legacyPartitionIdPrefix = legacyPrefix;
     options.hooks.admitted = [this](double) { ++admittedHooks_; };
@@ -258,6 +260,49 @@ TEST_F(ReconcilerTest, APassReadsTheJobsOwnPartitionsNeverTheListOfAll) {
   EXPECT_EQ(pass(), Action::awaitChange()) << "a running job is passed again only when something changes";
   EXPECT_EQ(pod_.api->statusCalls - before, 1) << "one partition, one status read";
   EXPECT_EQ(pod_.api->listCalls, 0);
+}
+
+// With the proxy's HTTP face (--vipu-proxy-http-port) and the runtime injected, the pods are made in the pass
+// that creates the partition, each told where to ask whether it is active; the job is Running only once the
+// partition is active, whatever the pods do before.
+TEST_F(ReconcilerTest, WithThePartitionStatusEndpointPodsAreMadeWhileThePartitionActivates) {
+  makeReconciler("ipu-runtime:test", "k8s", "", api::WorkerPodProfile::kIpuBaseline, "http://proxy:8091");
+  job_ = jobObject("");
+  expectStatusPatch();  // admission
+  EXPECT_EQ(pass(), Action::awaitChange());
+  transport_->expect("POST", "/api/v1/namespaces/ml/services", 201, "{}");
+  transport_->expect("POST", kPodsPath, 201, "{}");
+  pass();  // "PartitionActivating" is progress within Creating: written with the next change
+  ASSERT_TRUE(partition(kPartition));
+  EXPECT_EQ(partition(kPartition)->readyState, vipu::ReadyState::kPending) << "the pod came first";
+  EXPECT_EQ(phase(), "Creating");
+  Json pod;
+  for (const auto& step : transport_->played()) {
+    if (step.method == "POST" && step.pathAndQuery == kPodsPath) pod = Json::parse(step.seen.body);
+  }
+  EXPECT_EQ(testing::envValue(pod["spec"]["containers"][0], "IPU_RUNTIME_PARTITION_STATUS_URL"),
+            "http://proxy:8091/v1/partitions/" + std::string(kPartition));
+
+  addWorkerPod(0, "Running");
+  const Action waiting = pass();
+  EXPECT_NE(phase(), "Running") << "its command waits for the partition";
+  ASSERT_TRUE(waiting.requeueAfter);
+  EXPECT_LE(*waiting.requeueAfter, 500ms) << "looked at again at the activation's pace";
+  clock_.advance(1s);
+  expectStatusPatch();
+  pass();
+  EXPECT_EQ(phase(), "Running");
+  EXPECT_EQ(job_["status"]["partitions"][0]["state"], "Active");
+}
+
+// Without a way for the pods to ask (or without the runtime, which does the asking), pods wait for the
+// partition.
+TEST_F(ReconcilerTest, WithoutTheRuntimePodsAreMadeOnlyOnceThePartitionIsActive) {
+  makeReconciler("", "k8s", "", api::WorkerPodProfile::kIpuBaseline, "http://proxy:8091");
+  job_ = jobObject("");
+  expectStatusPatch();
+  EXPECT_EQ(pass(), Action::awaitChange());
+  EXPECT_EQ(pass(), Action::requeue(kFirstActivationLook)) << "no pod while activating";
 }
 
 // V-IPU announces no change of its topology: a create it refuses for the placement (its IPUs gone from the

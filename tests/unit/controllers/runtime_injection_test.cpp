@@ -133,6 +133,34 @@ TEST(RuntimeInjectionTest, AnImageVolumeDeliversTheRuntimeWithoutAnInitContainer
             Json::array({kBinary, "agent"}));
 }
 
+TEST(RuntimeInjectionTest, APodMadeWhileItsPartitionActivatesHasItsLeaderWaitForIt) {
+  WorkerPodOptions options = withRuntime();
+  options.partitionStatusBase = "http://proxy.ipu-system.svc:8091";
+  WorkerAssignment activating = kPartition;
+  activating.partitionActive = false;
+  const api::IpuJob job = shapedJob(1, 2);
+  const Json leader = buildWorkerPod(job, 0, activating, options)["spec"]["containers"][0];
+  EXPECT_EQ(envValue(leader, "IPU_RUNTIME_PARTITION_STATUS_URL"),
+            "http://proxy.ipu-system.svc:8091/v1/partitions/p0");
+  const Json agent = buildWorkerPod(job, 1, activating, options)["spec"]["containers"][0];
+  EXPECT_EQ(envValue(agent, "IPU_RUNTIME_PARTITION_STATUS_URL"), "<unset>")
+      << "an agent runs what the launch starts, once the launch has waited";
+  const Json single = buildWorkerPod(shapedJob(1, 1), 0, activating, options)["spec"]["containers"][0];
+  EXPECT_EQ(envValue(single, "IPU_RUNTIME_PARTITION_STATUS_URL"),
+            "http://proxy.ipu-system.svc:8091/v1/partitions/p0");
+  EXPECT_EQ(envValue(buildWorkerPod(job, 0, kPartition, options)["spec"]["containers"][0],
+                     "IPU_RUNTIME_PARTITION_STATUS_URL"),
+            "<unset>")
+      << "a partition active when the pod is made is not waited for";
+  EXPECT_TRUE(startsWhileActivating(options));
+  options.runtime.image.clear();
+  EXPECT_FALSE(startsWhileActivating(options)) << "without the runtime, nothing in the pod would wait";
+  EXPECT_EQ(envValue(buildWorkerPod(job, 0, activating, options)["spec"]["containers"][0],
+                     "IPU_RUNTIME_PARTITION_STATUS_URL"),
+            "<unset>");
+  EXPECT_FALSE(startsWhileActivating(withRuntime())) << "without the proxy's HTTP face, nothing to ask";
+}
+
 TEST(RuntimeInjectionTest, TheDeliveriesHaveTheirFlagNames) {
   EXPECT_EQ(parseRuntimeDelivery("init-container"), RuntimeDelivery::kInitContainer);
   EXPECT_EQ(parseRuntimeDelivery("image-volume"), RuntimeDelivery::kImageVolume);
