@@ -66,16 +66,30 @@ class OperatorOnRealNodeTest : public OperatorTest {
   }
 
   void startOperatorOnRealNode() {
-    startOperator({"--runtime-image", TestCluster::get().value("IPU_CLUSTER_IMAGE_IPU_RUNTIME"),
-                   "--runtime-image-pull-policy", "Never", "--runtime-delivery", runtimeDelivery(),
-                   "--vipu-proxy-bind-address", proxyHost_ + ":" + std::to_string(proxyPort_)});
+    std::vector<std::string> args = {"--runtime-image",
+                                     TestCluster::get().value("IPU_CLUSTER_IMAGE_IPU_RUNTIME"),
+                                     "--runtime-image-pull-policy",
+                                     "Never",
+                                     "--runtime-delivery",
+                                     runtimeDelivery(),
+                                     "--vipu-proxy-bind-address",
+                                     proxyHost_ + ":" + std::to_string(proxyPort_)};
+    if (servesPartitionStatus()) {
+      if (proxyHttpPort_ == 0) proxyHttpPort_ = freePortOn(proxyHost_);
+      args.insert(args.end(), {"--vipu-proxy-http-port", std::to_string(proxyHttpPort_)});
+    }
+    startOperator(args);
   }
 
   // --runtime-delivery: the operator's default unless a test asks for the other.
   virtual std::string runtimeDelivery() const { return "init-container"; }
+  // --vipu-proxy-http-port (pods made while their partitions activate): off, the default, unless a test
+  // asks for it.
+  virtual bool servesPartitionStatus() const { return false; }
 
   std::string proxyHost_;
   int proxyPort_ = 0;
+  int proxyHttpPort_ = 0;
 
   // The lines of `pod`'s log that mpirun tagged as rank `rank`'s (tags removed).
   std::vector<std::string> rankLines(const std::string& pod, int rank) {

@@ -10,7 +10,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "free_port.h"
 #include "ipujob/orphan_partitions.h"
+#include "partition/partition_wait.h"
 #include "proxy_objects.h"
 #include "sim_process.h"
 #include "vipu/vipu_client.h"
@@ -112,6 +114,46 @@ template <typename T>
 Status statusOf(const Result<T>& result) {
   if (result) return {};
   return result.error();
+}
+
+// ipu-runtime's wait for its partition (the runtime's own code) against the proxy's HTTP face: the same
+// decision as the gRPC calls, over GetPartitionStatus of the real controller.
+TEST_F(VipuProxyTest, TheRuntimeWaitsThroughTheHttpFaceForItsOwnPartitionOnly) {
+  proxy_.reset();
+  const std::uint16_t httpPort = ipu::testing::freeLoopbackPort();
+  auto proxy = VipuProxy::start("127.0.0.1:0", pods_, jobs_, {upstreamOf(*admin_)},
+                                {.partitionIds = {kPrefix, ""}, .callTimeout = milliseconds(5000)},
+                                metrics::BindAddress{false, "127.0.0.1", httpPort});
+  ASSERT_TRUE(proxy) << proxy.error().toString();
+  proxy_ = std::move(*proxy);
+  const auto waitFor = [httpPort](const std::string& id, std::chrono::seconds timeout) {
+    return runtime::partition::waitUntilActive(
+        {{"127.0.0.1", httpPort, "/v1/partitions/" + id}, id, timeout});
+  };
+  using Kind = runtime::partition::WaitOutcome::Kind;
+
+  auto active = waitFor(partitionA_, std::chrono::seconds(10));
+  EXPECT_EQ(active.kind, Kind::kActive) << active.lastAnswer;
+
+  // Reset, the partition is pending again for the simulator's 50 ms: the wait sees it through.
+  ASSERT_TRUE(admin_->resetPartition(partitionA_));
+  auto status = admin_->getPartitionStatus(partitionA_);
+  ASSERT_TRUE(status) << status.error().toString();
+  EXPECT_NE(status->readyState, vipu::ReadyState::kActive) << "the reset did not make it pending";
+  active = waitFor(partitionA_, std::chrono::seconds(10));
+  EXPECT_EQ(active.kind, Kind::kActive) << active.lastAnswer;
+
+  // Another job's partition, active as it is, is never this worker's to wait for.
+  const auto refused = waitFor(partitionB_, std::chrono::seconds(1));
+  EXPECT_EQ(refused.kind, Kind::kTimedOut);
+  EXPECT_NE(refused.lastAnswer.find("HTTP 403"), std::string::npos) << refused.lastAnswer;
+  EXPECT_NE(refused.lastAnswer.find(partitionB_), std::string::npos) << refused.lastAnswer;
+
+  // An id of the job's own prefix that V-IPU does not have: the controller's NotFound, passed on.
+  ASSERT_TRUE(admin_->removePartition(partitionA_, true));
+  const auto gone = waitFor(partitionA_, std::chrono::seconds(1));
+  EXPECT_EQ(gone.kind, Kind::kTimedOut);
+  EXPECT_NE(gone.lastAnswer.find("HTTP 404"), std::string::npos) << gone.lastAnswer;
 }
 
 TEST_F(VipuProxyTest, AWorkerSeesAndUsesOnlyItsJobsPartition) {

@@ -1,10 +1,12 @@
 #include "partition/partition_wait.h"
 
 #include <atomic>
+#include <csignal>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -133,6 +135,22 @@ TEST(PartitionWaitTest, APartitionNeverActiveEndsTheWaitAtItsTimeoutWithTheLastA
   EXPECT_EQ(outcome.lastAnswer, "PS_ERROR");
   EXPECT_GE(outcome.waited, std::chrono::milliseconds(1000));
   EXPECT_GE(proxy.questions(), 2);
+}
+
+TEST(PartitionWaitTest, SigtermEndsTheWaitAtOnce) {
+  ScriptedProxy proxy({okReply("PS_PENDING")});
+  WaitOutcome outcome;
+  std::thread waiting([&] {
+    outcome =
+        waitUntilActive({{"127.0.0.1", proxy.port(), "/v1/partitions/p"}, "p", std::chrono::seconds(60)});
+  });
+  // Asked once: the wait's signal mask is in place, so the signal is read, not acted on by default.
+  while (proxy.questions() == 0) std::this_thread::yield();
+  ::pthread_kill(waiting.native_handle(), SIGTERM);
+  waiting.join();
+  EXPECT_EQ(outcome.kind, WaitOutcome::Kind::kStopped);
+  EXPECT_EQ(outcome.signal, SIGTERM);
+  EXPECT_LT(outcome.waited, std::chrono::seconds(60));
 }
 
 TEST(PartitionWaitTest, AProxyNobodyServesIsWaitedOnNotAnError) {
