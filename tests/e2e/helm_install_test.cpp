@@ -7,6 +7,9 @@
 // request the operator's service account made must be one the chart's roles grant.
 #include <fstream>
 #include <set>
+#include <sstream>
+
+#include <gmock/gmock.h>
 
 #include "common/time_format.h"
 #include "container_env.h"
@@ -38,22 +41,19 @@ std::vector<std::string> installValues() {
   const auto [simRepo, simTag] = splitImage(cluster.value("IPU_CLUSTER_IMAGE_VIPU_SIM"));
   const auto [runtimeRepo, runtimeTag] = splitImage(cluster.value("IPU_CLUSTER_IMAGE_IPU_RUNTIME"));
   const std::string realNode = "ipu-operator\\.dev/real-node";
-  return {"--set",        "image.repository=" + operatorRepo,
-          "--set-string", "image.tag=" + operatorTag,
-          "--set",        "image.pullPolicy=Never",
-          "--set",        "vipuSim.enabled=true",
-          "--set",        "vipuSim.image.repository=" + simRepo,
-          "--set-string", "vipuSim.image.tag=" + simTag,
-          "--set",        "vipuSim.image.pullPolicy=Never",
-          "--set",        "runtime.image.repository=" + runtimeRepo,
-          "--set-string", "runtime.image.tag=" + runtimeTag,
-          "--set",        "runtime.image.pullPolicy=Never",
-          "--set-string", "nodeSelector." + realNode + "=true",
-          "--set-string", "vipuSim.nodeSelector." + realNode + "=true",
-          "--set",        "tolerations[0].key=ipu-operator.dev/real-node",
-          "--set",        "tolerations[0].operator=Exists",
-          "--set",        "vipuSim.tolerations[0].key=ipu-operator.dev/real-node",
-          "--set",        "vipuSim.tolerations[0].operator=Exists"};
+  return {"--set", "image.repository=" + operatorRepo, "--set-string", "image.tag=" + operatorTag, "--set",
+          "image.pullPolicy=Never", "--set", "vipuSim.enabled=true", "--set",
+          "vipuSim.image.repository=" + simRepo, "--set-string", "vipuSim.image.tag=" + simTag, "--set",
+          "vipuSim.image.pullPolicy=Never", "--set", "runtime.image.repository=" + runtimeRepo,
+          "--set-string", "runtime.image.tag=" + runtimeTag, "--set", "runtime.image.pullPolicy=Never",
+          "--set-string", "nodeSelector." + realNode + "=true", "--set-string",
+          "vipuSim.nodeSelector." + realNode + "=true", "--set",
+          "tolerations[0].key=ipu-operator.dev/real-node", "--set", "tolerations[0].operator=Exists", "--set",
+          "vipuSim.tolerations[0].key=ipu-operator.dev/real-node", "--set",
+          "vipuSim.tolerations[0].operator=Exists",
+          // Activation slower than a pod's start: worker pods, made while it runs (the chart's default
+          // vipuProxy.httpPort), always wait for it through the proxy's HTTP face.
+          "--set-json", R"(vipuSim.args=["--activation-delay-ms","5000"])"};
 }
 
 class HelmInstallTest : public OperatorTest {
@@ -221,7 +221,12 @@ TEST_F(HelmInstallTest, InstallRunJobsSurviveTheLeaderUpgradeAndUninstall) {
   EXPECT_LE(takeover.count(), 15 + 2 * 3 + 1) << "the standby took " << takeover.count() << " s to lead";
   std::cout << "leader " << leader << " SIGKILLed; " << next << " leads after " << takeover.count() << " s\n";
   ASSERT_TRUE(reachesPhase(job, "Succeeded", 180s)) << jobStatus(job).dump();
-  EXPECT_EQ(kubectl({"logs", job + "-worker-0", "-c", "train"}).out.substr(0, 8), "started\n");
+  // The command ran once, whole (the runtime's own lines, its wait for the partition, aside).
+  std::string commandOutput;
+  std::istringstream logLines(kubectl({"logs", job + "-worker-0", "-c", "train"}).out);
+  for (std::string line; std::getline(logLines, line);)
+    if (!line.starts_with("ipu-runtime: ")) commandOutput += line + "\n";
+  EXPECT_EQ(commandOutput, "started\nfinished\n");
   // The Deployment replaces the pod.
   EXPECT_TRUE(eventually([&] { return twoReady(operatorPods()); }, 120s));
 
@@ -238,6 +243,12 @@ TEST_F(HelmInstallTest, InstallRunJobsSurviveTheLeaderUpgradeAndUninstall) {
   EXPECT_EQ(partitionIdsListed(listed.out), std::vector<std::string>{own}) << listed.out;
   EXPECT_EQ(envValue(getJson("pod", lister + "-worker-0")["spec"]["containers"][0], "IPUOF_VIPU_API_HOST"),
             proxyName + "." + kReleaseNs + ".svc");
+  // Made while its partition activated, the worker asked the proxy's HTTP face by the same name, from its
+  // own address, and its command ran once the partition was active.
+  EXPECT_EQ(envValue(getJson("pod", lister + "-worker-0")["spec"]["containers"][0],
+                     "IPU_RUNTIME_PARTITION_STATUS_URL"),
+            "http://" + proxyName + "." + kReleaseNs + ".svc:8091/v1/partitions/" + own);
+  EXPECT_THAT(listed.out, ::testing::HasSubstr("V-IPU partition " + own + " is active after ")) << listed.out;
   const auto sliceAddress =
       inRelease({"get", "endpointslice", proxyName, "-o", "jsonpath={.endpoints[0].addresses[0]}"});
   const auto leaderIp = inRelease({"get", "pod", podOf(next), "-o", "jsonpath={.status.podIP}"});

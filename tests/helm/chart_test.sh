@@ -110,6 +110,8 @@ runtime:
     tag: "1.2.3"
     pullPolicy: Always
   delivery: image-volume
+vipuProxy:
+  httpPort: 0
 VALUES
 
 # render <output file> <helm template args...>: the rendered objects in <output>, helm's messages in
@@ -306,7 +308,7 @@ probes = (c.get("livenessProbe", {}).get("httpGet", {}), c.get("readinessProbe",
 if (probes[0].get("path"), probes[0].get("port")) != ("/healthz", "health"): problems.append("livenessProbe %s" % probes[0])
 if (probes[1].get("path"), probes[1].get("port")) != ("/readyz", "health"): problems.append("readinessProbe %s" % probes[1])
 ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
-if ports != {"metrics": 8080, "health": 8081, "vipu-proxy": 8090}: problems.append("ports %s" % ports)
+if ports != {"metrics": 8080, "health": 8081, "vipu-proxy": 8090, "vipu-proxy-http": 8091}: problems.append("ports %s" % ports)
 want_pod = {"runAsNonRoot": True, "runAsUser": 65532, "runAsGroup": 65532, "seccompProfile": {"type": "RuntimeDefault"}}
 for key, value in want_pod.items():
     if spec.get("securityContext", {}).get(key) != value: problems.append("pod securityContext.%s is not %s" % (key, value))
@@ -333,11 +335,14 @@ if after("--vipu-proxy-advertise-address") != ["chart-test-ipu-operator-vipu-pro
     problems.append("--vipu-proxy-advertise-address %s" % after("--vipu-proxy-advertise-address"))
 if after("--vipu-proxy-endpoint-slice") != ["ipu-system/chart-test-ipu-operator-vipu-proxy"]:
     problems.append("--vipu-proxy-endpoint-slice %s" % after("--vipu-proxy-endpoint-slice"))
+if after("--vipu-proxy-http-port") != ["8091"]: problems.append("--vipu-proxy-http-port %s" % after("--vipu-proxy-http-port"))
 env = {e["name"]: e for e in c.get("env", [])}
 if env.get("IPU_OPERATOR_POD_IP", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") != "status.podIP":
     problems.append("IPU_OPERATOR_POD_IP is not the pod IP: %s" % env.get("IPU_OPERATOR_POD_IP"))
 svc = named("Service", "chart-test-ipu-operator-vipu-proxy")[0]["spec"]
 if svc.get("clusterIP") != "None" or "selector" in svc: problems.append("the proxy Service is not headless without a selector: %s" % svc)
+if [(p["name"], p["port"]) for p in svc.get("ports", [])] != [("vipu", 8090), ("http", 8091)]:
+    problems.append("the proxy Service ports %s" % svc.get("ports"))
 eps = named("EndpointSlice", "chart-test-ipu-operator-vipu-proxy")[0]
 if eps["metadata"]["labels"].get("kubernetes.io/service-name") != "chart-test-ipu-operator-vipu-proxy" or eps.get("endpoints") != []:
     problems.append("EndpointSlice %s" % eps)
@@ -423,6 +428,9 @@ for flag, values in expected.items():
     if after(flag) != values: problems.append("%s: %s, expected %s" % (flag, after(flag), values))
 if "--vipu-tls" not in args: problems.append("no --vipu-tls")
 if "--orphan-sweep-dry-run" not in args: problems.append("no --orphan-sweep-dry-run")
+if "--vipu-proxy-http-port" in args: problems.append("--vipu-proxy-http-port although vipuProxy.httpPort is 0")
+proxy_ports = [p["name"] for p in named("Service", "chart-test-ipu-operator-vipu-proxy")[0]["spec"]["ports"]]
+if proxy_ports != ["vipu"]: problems.append("the proxy Service ports %s with vipuProxy.httpPort 0" % proxy_ports)
 spec = named("Deployment", "chart-test-ipu-operator")[0]["spec"]["template"]["spec"]
 mounts = {m["mountPath"]: m for m in spec["containers"][0]["volumeMounts"]}
 volumes = {v["name"]: v for v in spec["volumes"]}
