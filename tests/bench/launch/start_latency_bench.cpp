@@ -4,9 +4,11 @@
 // run as its documentation says (a launcher Job whose mpirun starts the ranks over ssh, sshd in every worker
 // of the debian-mpi-ssh image, tools/images/build-debian-mpi-ssh.sh). Both run an mpi4py allreduce of 2 and
 // of 4 ranks, one per worker pod, in the same run on the real node (kubelet + containerd + runc), the two
-// operators' jobs alternating, each operator at its defaults; ours twice, once for each way ipu-runtime
-// reaches the pods (--runtime-delivery init-container, then image-volume), each time alternating with the
-// MPI Operator's jobs afresh. Writes JSON to ${IPU_BENCH_DIR}/start_latency.json and a table to stderr.
+// operators' jobs alternating, each operator at its defaults; ours three times, each time alternating with
+// the MPI Operator's jobs afresh: for each way ipu-runtime reaches the pods (--runtime-delivery
+// init-container, then image-volume), then with the image volume and the pods made while the partition
+// activates (--vipu-proxy-http-port). Writes JSON to ${IPU_BENCH_DIR}/start_latency.json and a table to
+// stderr.
 //
 // Clocks: the start is the host's clock just before `kubectl create` runs; "Running" and "complete" are when
 // a `kubectl get --watch` of the pods and of the job (started before the job) printed the change; a rank's
@@ -160,14 +162,24 @@ struct Series {
 
 class StartLatencyBench : public OperatorOnRealNodeTest {
  protected:
-  std::string runtimeDelivery() const override { return delivery_; }
+  std::string runtimeDelivery() const override { return setup_.delivery; }
+  bool servesPartitionStatus() const override { return setup_.podsWhileActivating; }
 
-  // Our operator again, with ipu-runtime delivered the other way (it releases its Lease when stopped;
-  // startOperator keeps the stopped one's log).
-  void restartOursWith(const std::string& delivery) {
+  // How our operator runs: how ipu-runtime reaches the pods, and whether the pods are made while their
+  // partitions activate (--vipu-proxy-http-port).
+  struct Setup {
+    std::string delivery;
+    bool podsWhileActivating = false;
+    bool operator==(const Setup&) const = default;
+    std::string name() const { return delivery + (podsWhileActivating ? ", pods while activating" : ""); }
+  };
+
+  // Our operator again, set up otherwise (it releases its Lease when stopped; startOperator keeps the
+  // stopped one's log).
+  void restartOursWith(const Setup& setup) {
     kubectl({"delete", "ipujobs", "--all", "--timeout", "60s"});
     ASSERT_EQ(operator_->stop(), 0) << "ipu-operator exit status";
-    delivery_ = delivery;
+    setup_ = setup;
     startOperatorOnRealNode();
   }
 
@@ -310,7 +322,7 @@ class StartLatencyBench : public OperatorOnRealNodeTest {
 
   std::unique_ptr<BackgroundProcess> mpiOperator_;
   std::string sshImage_;
-  std::string delivery_ = "init-container";
+  Setup setup_{"init-container"};
 };
 
 int runsPerCase() {
@@ -324,8 +336,8 @@ TEST_F(StartLatencyBench, FromCreateToFirstRankAgainstTheMpiOperator) {
   std::ostringstream table;
   table << std::fixed << std::setprecision(2);
   table << "start latency, seconds from kubectl create (median [min-max] of " << runs << ")\n";
-  for (const std::string delivery : {"init-container", "image-volume"}) {
-    if (delivery != delivery_) restartOursWith(delivery);
+  for (const Setup& setup : {Setup{"init-container"}, Setup{"image-volume"}, Setup{"image-volume", true}}) {
+    if (setup != setup_) restartOursWith(setup);
     if (HasFatalFailure()) return;
     for (int workers : {2, 4}) {
       Series ours, theirs;
@@ -346,16 +358,17 @@ TEST_F(StartLatencyBench, FromCreateToFirstRankAgainstTheMpiOperator) {
       };
       cases.push_back(
           {{"workers", workers},
-           {"runtime_delivery", delivery},
+           {"runtime_delivery", setup.delivery},
+           {"pods_while_partition_activates", setup.podsWhileActivating},
            {"ipu-operator", oursJson},
            {"mpi-operator", theirsJson},
            {"first_rank_output_speedup_median",
             median(theirsJson, "first_rank_output_seconds") / median(oursJson, "first_rank_output_seconds")},
            {"complete_speedup_median",
             median(theirsJson, "complete_seconds") / median(oursJson, "complete_seconds")}});
-      for (const auto& [tool, series] : {std::pair{"ipu-operator (" + delivery + ")", oursJson},
+      for (const auto& [tool, series] : {std::pair{"ipu-operator (" + setup.name() + ")", oursJson},
                                          std::pair{std::string("mpi-operator"), theirsJson}}) {
-        table << std::setw(2) << workers << " workers  " << std::left << std::setw(30) << tool << std::right;
+        table << std::setw(2) << workers << " workers  " << std::left << std::setw(54) << tool << std::right;
         for (const char* figure :
              {"workers_created_seconds", "workers_running_seconds", "first_rank_output_seconds",
               "all_ranks_output_seconds", "complete_seconds", "workers_running_to_first_rank_seconds"}) {
