@@ -28,7 +28,7 @@ int agentPortOf(const api::IpuJob& job) {
   if (!env.is_array()) return runtime::contract::kAgentPort;
   for (const Json& entry : env) {
     if (stringMember(entry, "name") != runtime::contract::kEnvAgentPort) continue;
-    if (auto port = runtime::contract::agentPortFrom(stringMember(entry, "value"))) return *port;
+    if (auto port = runtime::contract::portFrom(stringMember(entry, "value"))) return *port;
   }
   return runtime::contract::kAgentPort;
 }

@@ -326,14 +326,19 @@ StepOutcome IpuJobReconciler::judge(JobPass& pass, const api::IpuJob& job, const
   // Look again at the deadline, or when a pod reaches one of its limits, whichever is first.
   std::optional<Clock::Duration> next = deadlineIn;
   keepSooner(next, workers.nextCheck);
-  if (partitionsActivating) {
-    // Not Running while the partitions activate: the workers' commands wait for them.
+  const std::string running =
+      std::to_string(workers.running + workers.succeeded) + " of " + std::to_string(count);
+  // Still Creating: news within the phase is progress, written with the next change (progress_writes).
+  const auto creating = [&pass, &next](const char* reason, const std::string& message) {
     const bool progressOnly = pass.observed.phase == kPhaseCreating;
-    pass.setPhase(kPhaseCreating, "PartitionActivating",
-                  "Waiting for V-IPU to activate the job's partitions; the workers' commands start then (" +
-                      std::to_string(workers.running + workers.succeeded) + " of " + std::to_string(count) +
-                      " worker pods running)");
+    pass.setPhase(kPhaseCreating, reason, message);
     return progressOnly ? StepOutcome::progress(Action{next}) : StepOutcome(Action{next});
+  };
+  // Not Running while the partitions activate: the workers' commands wait for them.
+  if (partitionsActivating) {
+    return creating("PartitionActivating",
+                    "Waiting for V-IPU to activate the job's partitions; the workers' commands start then (" +
+                        running + " worker pods running)");
   }
   if (job.spec.interactive && (workers.allUp(count) || status.interactive)) {
     if (auto ended = keepInteractiveSession(pass, *job.spec.interactive, next)) return std::move(*ended);
@@ -345,11 +350,7 @@ StepOutcome IpuJobReconciler::judge(JobPass& pass, const api::IpuJob& job, const
     }
     return Action{next};
   }
-  const bool progressOnly = pass.observed.phase == kPhaseCreating;
-  pass.setPhase(kPhaseCreating, "PodsStarting",
-                "Waiting for worker pods: " + std::to_string(workers.running + workers.succeeded) + " of " +
-                    std::to_string(count) + " running");
-  return progressOnly ? StepOutcome::progress(Action{next}) : StepOutcome(Action{next});
+  return creating("PodsStarting", "Waiting for worker pods: " + running + " running");
 }
 
 std::optional<StepOutcome> IpuJobReconciler::keepInteractiveSession(JobPass& pass,

@@ -34,9 +34,10 @@ inline constexpr const char* kKeyFile = "tls.key";
 // The agent listens on this TCP port in every pod of a multi-worker job instance.
 inline constexpr int kAgentPort = 7470;
 
-// IPU_RUNTIME_AGENT_PORT's value as a port: a whole number 1-65535, nothing else (nullopt otherwise). The
-// runtime refuses any other value; the operator closes the port it names to other jobs' pods.
-inline std::optional<int> agentPortFrom(std::string_view text) {
+// A TCP port as both sides read one from text (IPU_RUNTIME_AGENT_PORT, the port of
+// IPU_RUNTIME_PARTITION_STATUS_URL): a whole number 1-65535, nothing else (nullopt otherwise). The runtime
+// refuses any other value; the operator closes the agent port it names to other jobs' pods.
+inline std::optional<int> portFrom(std::string_view text) {
   int port = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), port);
   if (text.empty() || error != std::errc() || end != text.data() + text.size() || port < 1 || port > 65535)

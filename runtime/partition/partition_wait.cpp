@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "contract/runtime_contract.h"
 #include "net/socket.h"
 #include "process/signals.h"
 
@@ -25,14 +26,6 @@ constexpr std::chrono::milliseconds kConnectTimeout{2000};
 constexpr std::chrono::milliseconds kRequestTimeout{5000};
 // A reply is a few hundred bytes; more is not the proxy.
 constexpr std::size_t kLongestReply = 64 * 1024;
-
-std::optional<int> portFrom(std::string_view text) {
-  int port = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), port);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size() || port < 1 || port > 65535)
-    return std::nullopt;
-  return port;
-}
 
 // The reply's body, once its headers and as much of the body as Content-Length names have arrived.
 bool complete(std::string_view reply) {
@@ -108,7 +101,7 @@ std::optional<StatusUrl> parseStatusUrl(std::string_view text) {
   if (host.empty() || host.find_first_of(" \r\n") != std::string_view::npos) return std::nullopt;
   url.host = std::string(host);
   if (!port.empty() || authority.back() == ':') {
-    const auto number = portFrom(port);
+    const auto number = contract::portFrom(port);
     if (!number) return std::nullopt;
     url.port = *number;
   }

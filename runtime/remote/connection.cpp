@@ -114,7 +114,7 @@ Connection connectToAgent(const Credentials& credentials, const std::string& hos
 int agentPort() {
   const char* text = std::getenv(contract::kEnvAgentPort);
   if (text == nullptr || *text == '\0') return contract::kAgentPort;
-  const std::optional<int> port = contract::agentPortFrom(text);
+  const std::optional<int> port = contract::portFrom(text);
   if (!port)
     throw net::NetError(std::string(contract::kEnvAgentPort) + "=\"" + text + "\" is not a port (1-65535)");
   return *port;

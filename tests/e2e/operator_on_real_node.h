@@ -46,6 +46,11 @@ inline std::vector<std::string> partitionIdsListed(const std::string& log) {
   return ids;
 }
 
+// An mpi4py allreduce of each rank's index + 1: every rank prints "rank R of N sum S".
+inline constexpr const char* kRankSumAllreduce =
+    "from mpi4py import MPI; c = MPI.COMM_WORLD; "
+    "print('rank %d of %d sum %d' % (c.Get_rank(), c.Get_size(), c.allreduce(c.Get_rank() + 1)))";
+
 // The debian-mpi image the real node imported (python3, OpenMPI, mpi4py).
 inline std::string debianMpi() {
   return TestCluster::get().value("IPU_CLUSTER_IMAGE_DEBIAN_MPI");

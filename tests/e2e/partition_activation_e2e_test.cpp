@@ -15,10 +15,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const char* kAllreduce =
-    "from mpi4py import MPI; c = MPI.COMM_WORLD; "
-    "print('rank %d of %d sum %d' % (c.Get_rank(), c.Get_size(), c.allreduce(c.Get_rank() + 1)))";
-
 class PodsWhilePartitionActivatesTest : public OperatorOnRealNodeTest {
  protected:
   std::vector<std::string> vipuSimArgs() const override { return {"--activation-delay-ms", "8000"}; }
@@ -26,7 +22,7 @@ class PodsWhilePartitionActivatesTest : public OperatorOnRealNodeTest {
 };
 
 TEST_F(PodsWhilePartitionActivatesTest, TheCommandStartsOnceThePartitionIsActiveNotBefore) {
-  const std::string job = createJob(jobRunning("early", Json::array({"python3", "-c", kAllreduce}),
+  const std::string job = createJob(jobRunning("early", Json::array({"python3", "-c", kRankSumAllreduce}),
                                                R"({"workersPerJobInstance": "2"})", debianMpi()));
   // The pods run while V-IPU activates: the job says what it waits for, and is not Running.
   ASSERT_TRUE(eventually(

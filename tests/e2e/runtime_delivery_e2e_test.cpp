@@ -16,10 +16,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const char* kAllreduce =
-    "from mpi4py import MPI; c = MPI.COMM_WORLD; "
-    "print('rank %d of %d sum %d' % (c.Get_rank(), c.Get_size(), c.allreduce(c.Get_rank() + 1)))";
-
 class ImageVolumeDeliveryTest : public OperatorOnRealNodeTest {
  protected:
   std::string runtimeDelivery() const override { return "image-volume"; }
@@ -39,7 +35,7 @@ class ImageVolumeDeliveryTest : public OperatorOnRealNodeTest {
 };
 
 TEST_F(ImageVolumeDeliveryTest, TwoWorkerPodsRunARealAllreduceFromTheMountedRuntimeImage) {
-  const std::string job = createJob(jobRunning("mounted", Json::array({"python3", "-c", kAllreduce}),
+  const std::string job = createJob(jobRunning("mounted", Json::array({"python3", "-c", kRankSumAllreduce}),
                                                R"({"workersPerJobInstance": "2"})", debianMpi()));
   ASSERT_TRUE(reachesPhase(job, "Succeeded", 180s)) << jobStatus(job).dump();
   expectDeliveredByImageVolume(job + "-worker-0");
@@ -52,7 +48,7 @@ TEST_F(ImageVolumeDeliveryTest, TwoWorkerPodsRunARealAllreduceFromTheMountedRunt
 
 TEST_F(ImageVolumeDeliveryTest, AUsersOwnMpirunReadsTheHostfileAndStartsItsDaemonsThroughTheRuntime) {
   const std::string job = createJob(jobRunning(
-      "own-mpirun", Json::array({"mpirun", "--tag-output", "-np", "2", "python3", "-c", kAllreduce}),
+      "own-mpirun", Json::array({"mpirun", "--tag-output", "-np", "2", "python3", "-c", kRankSumAllreduce}),
       R"({"workersPerJobInstance": "2"})", debianMpi()));
   ASSERT_TRUE(reachesPhase(job, "Succeeded", 240s)) << jobStatus(job).dump();
   expectDeliveredByImageVolume(job + "-worker-0");
