@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <thread>
@@ -22,8 +23,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kAttemptTimeout = std::chrono::seconds(5);
-// Peers usually start within moments of worker 0: ask again soon, then less often (up to once a second).
+// Peers usually start within a second or two of worker 0 (the kubelet starts a job's pods one after another):
+// ask again soon and at most 100 ms apart while that is likely, so the launch starts within 100 ms of the
+// last agent; a peer still missing after kBriskWait is held up (an image pull, a full node), and is asked
+// once a second, which keeps the DNS and connection attempts of a large instance's launch small.
 constexpr auto kFirstRetryPause = std::chrono::milliseconds(20);
+constexpr auto kBriskRetryPause = std::chrono::milliseconds(100);
+constexpr auto kBriskWait = std::chrono::seconds(10);
 constexpr auto kLongestRetryPause = std::chrono::milliseconds(1000);
 constexpr auto kProgressEvery = std::chrono::seconds(15);
 
@@ -51,7 +57,8 @@ std::optional<std::string> ping(const LaunchOptions& options, const std::string&
 // Waits for every peer's agent; the failure message when one did not answer in time.
 std::optional<std::string> waitForPeers(const LaunchOptions& options) {
   std::vector<std::string> waiting(options.hosts.begin() + 1, options.hosts.end());
-  auto deadline = Clock::now() + options.peerTimeout;
+  const auto started = Clock::now();
+  auto deadline = started + options.peerTimeout;
   auto nextProgress = Clock::now() + kProgressEvery;
   std::string lastError;
   std::chrono::milliseconds pause = kFirstRetryPause;
@@ -70,7 +77,8 @@ std::optional<std::string> waitForPeers(const LaunchOptions& options) {
       nextProgress = Clock::now() + kProgressEvery;
     }
     std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::duration_cast<std::chrono::milliseconds>(kLongestRetryPause));
+    const bool brisk = Clock::now() - started < kBriskWait;
+    pause = std::min<std::chrono::milliseconds>(pause * 2, brisk ? kBriskRetryPause : kLongestRetryPause);
   }
   return std::nullopt;
 }
@@ -98,6 +106,29 @@ std::vector<std::string> peerInterfaces(const std::vector<std::string>& hosts) {
     for (std::uint32_t address : net::ipv4AddressesOf(hosts[i])) peers.push_back(address);
   }
   return net::interfacesToPeers(net::parseRouteTable(text), peers);
+}
+
+// What OpenMPI could use here besides TCP: the device nodes of RDMA, Omni-Path and InfiniPath adapters, and
+// the MCA parameter files of Debian's OpenMPI, of one built from source, and of the user.
+MpiSurroundings mpiSurroundings() {
+  MpiSurroundings surroundings;
+  std::error_code error;
+  surroundings.fabricDevices = std::filesystem::exists("/dev/infiniband", error);
+  for (const auto& entry : std::filesystem::directory_iterator("/dev", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("hfi1_") || name.starts_with("ipath") || name.starts_with("qib"))
+      surroundings.fabricDevices = true;
+  }
+  std::vector<std::string> files = {"/etc/openmpi/openmpi-mca-params.conf",
+                                    "/usr/local/etc/openmpi-mca-params.conf"};
+  if (auto home = environmentValue("HOME")) files.push_back(*home + "/.openmpi/mca-params.conf");
+  for (const std::string& path : files) {
+    std::ifstream file(path);
+    if (file)
+      surroundings.parameterFiles.emplace_back(std::istreambuf_iterator<char>(file),
+                                               std::istreambuf_iterator<char>());
+  }
+  return surroundings;
 }
 
 void writeHostfile(const LaunchOptions& options) {
@@ -160,6 +191,12 @@ int runLaunch(const LaunchOptions& options) {
   process::SpawnOptions spawn;
   spawn.environment = {{contract::kEnvOmpiRshAgent, options.runtimeBinary + " rsh"},
                        {contract::kEnvOmpiHostfile, options.hostfilePath}};
+  for (auto& variable : mpiMessagingEnvironment(mpiSurroundings(), environmentValue, command)) {
+    say("OpenMPI without its cm messaging layer (" + variable.first + "=" + variable.second +
+        "): no RDMA, Omni-Path or InfiniPath device here, and loading its libraries would cost every rank "
+        "0.2 s; set OMPI_MCA_pml yourself to choose");
+    spawn.environment.push_back(std::move(variable));
+  }
   if (options.hosts.size() > 1) {
     const auto interfaces = peerInterfaces(options.hosts);
     std::string names;

@@ -1,6 +1,8 @@
 #include "launch/launch_plan.h"
 
 #include <algorithm>
+#include <optional>
+#include <string_view>
 
 #include "command/worker_command.h"
 #include "contract/runtime_contract.h"
@@ -53,6 +55,44 @@ std::string shortened(std::string line) {
   if (line.size() <= kSummarisedCommand) return line;
   return line.substr(0, kSummarisedCommand) + "... (" + std::to_string(line.size() - kSummarisedCommand) +
          " more characters)";
+}
+
+// Whether the command line sets MCA parameter `name`: "--mca name", "-mca name", "--gmca name" (also inside a
+// sh -c script, or poprun's --mpi-global-args="--mca name ..."), or OMPI_MCA_<name> (`-x`, `env`, `export`).
+bool mcaParameterOnCommandLine(const std::vector<std::string>& command, std::string_view name) {
+  std::vector<std::string> words;
+  for (const std::string& argument : command) {
+    std::size_t start = 0;
+    while (start < argument.size()) {
+      const std::size_t end = argument.find_first_of(" \t\n'\"", start);
+      if (end != start) words.push_back(argument.substr(start, end - start));
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+  }
+  const std::string variable = "OMPI_MCA_" + std::string(name);
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (i > 0 && words[i] == name && words[i - 1].ends_with("mca")) return true;
+    if (words[i] == variable || words[i].starts_with(variable + "=")) return true;
+  }
+  return false;
+}
+
+// The value a parameter file ("name = value" lines, '#' comments) gives `name`, if it sets it.
+std::optional<std::string> valueInParameterFile(const std::string& text, std::string_view name) {
+  std::optional<std::string> value;
+  for (const std::string& line : split(text, '\n')) {
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;
+    const std::size_t equals = line.find('=', first);
+    if (equals == std::string::npos) continue;
+    std::string key = line.substr(first, equals - first);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    if (key != name) continue;
+    const std::size_t start = line.find_first_not_of(" \t", equals + 1);
+    value = start == std::string::npos ? "" : line.substr(start, line.find_last_not_of(" \t\r") + 1 - start);
+  }
+  return value;
 }
 
 }  // namespace
@@ -158,6 +198,28 @@ Environment mpiInterfaceEnvironment(const std::vector<std::string>& interfaces, 
     if (!chosen) environment.emplace_back("OMPI_MCA_" + include, joined(interfaces, ","));
   }
   return environment;
+}
+
+Environment mpiMessagingEnvironment(const MpiSurroundings& surroundings, const GetEnv& getEnv,
+                                    const std::vector<std::string>& command) {
+  if (surroundings.fabricDevices) return {};
+  for (const std::string name : {"pml", "mtl"}) {
+    if (getEnv("OMPI_MCA_" + name) || mcaParameterOnCommandLine(command, name)) return {};
+  }
+  std::string pml;  // what the parameter files say, the last one that sets it winning
+  for (const std::string& file : surroundings.parameterFiles) {
+    if (auto value = valueInParameterFile(file, "pml")) pml = *value;
+    // MTLs named to be used (not "^ofi", an exclusion): someone chose cm.
+    if (auto mtl = valueInParameterFile(file, "mtl"); mtl && !mtl->starts_with('^')) return {};
+  }
+  if (pml.empty()) return {{"OMPI_MCA_pml", "^cm"}};
+  // A list of layers to use loads cm only when it names it; a list to leave out gets cm added to it (the
+  // variable replaces the file's value, it must not bring back what the file left out).
+  if (!pml.starts_with('^')) return {};
+  for (const std::string& layer : split(pml.substr(1), ',')) {
+    if (layer == "cm") return {};
+  }
+  return {{"OMPI_MCA_pml", pml + ",cm"}};
 }
 
 std::string hostfile(const std::vector<std::string>& hosts) {

@@ -82,6 +82,22 @@ std::string hostfile(const std::vector<std::string>& hosts);
 Environment mpiInterfaceEnvironment(const std::vector<std::string>& interfaces, const GetEnv& getEnv,
                                     const std::vector<std::string>& command);
 
+// What a pod offers OpenMPI's messaging besides TCP and shared memory, as launch.cpp reads it.
+struct MpiSurroundings {
+  bool fabricDevices = false;               // /dev/infiniband, /dev/hfi1_*, /dev/ipath* or /dev/qib*
+  std::vector<std::string> parameterFiles;  // OpenMPI's MCA parameter files found, the one that wins last
+};
+
+// OMPI_MCA_pml with cm left out when the pod has no fabric device: OpenMPI's cm messaging layer (its MTLs:
+// PSM2 for Omni-Path, PSM for InfiniPath, OFI) has nothing to drive over plain Ethernet and OpenMPI chooses
+// ob1 there anyway, but loading the PSM and PSM2 libraries to find that out costs every rank 0.2 s of its
+// MPI_Init (Debian 12's OpenMPI 4.1; docs/benchmarks.md). "^cm", or the parameter files' own exclusion list
+// with cm added ("^ucx" in Debian's becomes "^ucx,cm": the variable replaces the file's value). Nothing when
+// the user chose: OMPI_MCA_pml or OMPI_MCA_mtl in the environment, `--mca pml|mtl` or OMPI_MCA_pml|mtl in the
+// launcher's command line, a pml list to use in a parameter file, or MTLs to use (`mtl = psm2`). Pure.
+Environment mpiMessagingEnvironment(const MpiSurroundings& surroundings, const GetEnv& getEnv,
+                                    const std::vector<std::string>& command);
+
 // The command as one line for logs and for /bin/sh (each argument single-quoted when it needs it).
 std::string shellJoin(const std::vector<std::string>& argv);
 

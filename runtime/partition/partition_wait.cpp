@@ -20,7 +20,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::chrono::milliseconds kFirstRetry{50};
+// The proxy knows a pod once the operator has seen its address, tens of milliseconds after it starts: ask
+// again soon, then twice as long each time.
+constexpr std::chrono::milliseconds kFirstRetry{20};
 constexpr std::chrono::milliseconds kLongestRetry{1000};
 constexpr std::chrono::milliseconds kConnectTimeout{2000};
 constexpr std::chrono::milliseconds kRequestTimeout{5000};

@@ -16,37 +16,13 @@
 
 #include "operator_on_real_node.h"
 #include "run_summary.h"
+#include "timed_logs.h"
 
 namespace ipu::testing {
 namespace {
 
 constexpr int kWorkers = 4;
 constexpr int kRuns = 3;
-
-// "2026-11-24T01:40:00.123456789Z" -> seconds since the epoch.
-double parseTimestamp(const std::string& text) {
-  std::tm tm{};
-  std::istringstream in(text.substr(0, 19));
-  in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%S");
-  double seconds = static_cast<double>(timegm(&tm));
-  if (text.size() > 20 && text[19] == '.') {
-    std::size_t end = text.find('Z', 20);
-    seconds += std::stod("0." + text.substr(20, end - 20));
-  }
-  return seconds;
-}
-
-// The timestamps kubectl logs --timestamps puts before each line.
-std::vector<std::pair<double, std::string>> timedLines(const std::string& logs) {
-  std::vector<std::pair<double, std::string>> lines;
-  std::istringstream in(logs);
-  for (std::string line; std::getline(in, line);) {
-    auto space = line.find(' ');
-    if (space == std::string::npos) continue;
-    lines.emplace_back(parseTimestamp(line.substr(0, space)), line.substr(space + 1));
-  }
-  return lines;
-}
 
 // The latest "rank-started <epoch seconds>" a rank printed.
 double lastRankStart(const std::string& logs) {

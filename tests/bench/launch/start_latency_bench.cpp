@@ -29,6 +29,7 @@
 #include "operator_on_real_node.h"
 #include "run_summary.h"
 #include "subprocess.h"
+#include "timed_logs.h"
 
 namespace ipu::testing {
 namespace {
@@ -135,13 +136,37 @@ RankTimes ranksIn(const std::string& logs, int workers) {
   return times;
 }
 
-// One job's milestones, in seconds from its `kubectl create`.
+// Where worker 0's launch spent its time, from the times the container runtime stamped on ipu-runtime's
+// lines (`kubectl logs --timestamps`): its first line, the start of its wait for the peers' agents (after the
+// partition is active), all agents answered, and the launcher started. 0 where a line is missing.
+struct LaunchPhases {
+  double runtimeFirstLine = 0, agentsWaitStarted = 0, agentsAnswered = 0, launcherStarted = 0;
+};
+
+LaunchPhases launchPhasesIn(const std::string& timestampedLogs) {
+  LaunchPhases phases;
+  for (const auto& [at, text] : timedLines(timestampedLogs)) {
+    const auto mark = [&, at = at](double& phase, bool seen) {
+      if (phase == 0 && seen) phase = at;
+    };
+    mark(phases.runtimeFirstLine, text.starts_with("ipu-runtime"));
+    mark(phases.agentsWaitStarted, text.starts_with("ipu-runtime launch: waiting for the agents"));
+    mark(phases.agentsAnswered,
+         text.starts_with("ipu-runtime launch: all ") && text.find(" answered in ") != std::string::npos);
+    mark(phases.launcherStarted, text.starts_with("ipu-runtime launch: running "));
+  }
+  return phases;
+}
+
+// One job's milestones, in seconds from its `kubectl create`; the launch phases are ours only.
 struct Milestones {
   double workersCreated = 0, workersRunning = 0, firstRank = 0, allRanks = 0, complete = 0;
+  std::optional<LaunchPhases> launch;
 };
 
 struct Series {
   std::vector<double> workersCreated, workersRunning, firstRank, allRanks, complete, launchOverhead;
+  std::vector<double> runtimeFirstLine, agentsWaitStarted, agentsAnswered, launcherStarted;
   void add(const Milestones& m) {
     workersCreated.push_back(m.workersCreated);
     workersRunning.push_back(m.workersRunning);
@@ -149,14 +174,27 @@ struct Series {
     allRanks.push_back(m.allRanks);
     complete.push_back(m.complete);
     launchOverhead.push_back(m.firstRank - m.workersRunning);
+    if (m.launch) {
+      runtimeFirstLine.push_back(m.launch->runtimeFirstLine);
+      agentsWaitStarted.push_back(m.launch->agentsWaitStarted);
+      agentsAnswered.push_back(m.launch->agentsAnswered);
+      launcherStarted.push_back(m.launch->launcherStarted);
+    }
   }
   Json json() const {
-    return {{"workers_created_seconds", minMedianMax(workersCreated)},
-            {"workers_running_seconds", minMedianMax(workersRunning)},
-            {"first_rank_output_seconds", minMedianMax(firstRank)},
-            {"all_ranks_output_seconds", minMedianMax(allRanks)},
-            {"complete_seconds", minMedianMax(complete)},
-            {"workers_running_to_first_rank_seconds", minMedianMax(launchOverhead)}};
+    Json figures = {{"workers_created_seconds", minMedianMax(workersCreated)},
+                    {"workers_running_seconds", minMedianMax(workersRunning)},
+                    {"first_rank_output_seconds", minMedianMax(firstRank)},
+                    {"all_ranks_output_seconds", minMedianMax(allRanks)},
+                    {"complete_seconds", minMedianMax(complete)},
+                    {"workers_running_to_first_rank_seconds", minMedianMax(launchOverhead)}};
+    if (!runtimeFirstLine.empty()) {
+      figures["launch_phases"] = {{"runtime_first_line_seconds", minMedianMax(runtimeFirstLine)},
+                                  {"agents_wait_started_seconds", minMedianMax(agentsWaitStarted)},
+                                  {"agents_answered_seconds", minMedianMax(agentsAnswered)},
+                                  {"launcher_started_seconds", minMedianMax(launcherStarted)}};
+    }
+    return figures;
   }
 };
 
@@ -173,6 +211,22 @@ class StartLatencyBench : public OperatorOnRealNodeTest {
     bool operator==(const Setup&) const = default;
     std::string name() const { return delivery + (podsWhileActivating ? ", pods while activating" : ""); }
   };
+
+  // The setups of ours to run: all three, or those IPU_BENCH_START_SETUPS names (a comma-separated list of
+  // init-container, image-volume, pods-while-activating), for a shorter run while working on one of them.
+  static std::vector<Setup> setupsToRun() {
+    const std::vector<std::pair<std::string, Setup>> all = {
+        {"init-container", {"init-container"}},
+        {"image-volume", {"image-volume"}},
+        {"pods-while-activating", {"image-volume", true}}};
+    const char* chosen = std::getenv("IPU_BENCH_START_SETUPS");
+    std::vector<Setup> setups;
+    for (const auto& [name, setup] : all) {
+      if (chosen == nullptr || ("," + std::string(chosen) + ",").find("," + name + ",") != std::string::npos)
+        setups.push_back(setup);
+    }
+    return setups;
+  }
 
   // Our operator again, set up otherwise (it releases its Lease when stopped; startOperator keeps the
   // stopped one's log).
@@ -246,11 +300,22 @@ class StartLatencyBench : public OperatorOnRealNodeTest {
     const bool completed = eventually([&] { return firstAt(job.lines(), isDone) > 0; }, 180s, 100ms);
     EXPECT_TRUE(completed) << resource << " " << name
                            << " did not complete: " << getJson(resource, name).dump();
-    const RankTimes ranks = ranksIn(rankLogs(), workers);
+    const std::string logs = rankLogs();
+    const RankTimes ranks = ranksIn(logs, workers);
     EXPECT_EQ(ranks.sums, workers) << name << ": every rank prints the right sum";
     Milestones milestones{allCreatedAt(pods.lines(), workers) - start,
-                          allRunningAt(pods.lines(), workers) - start, ranks.first - start,
-                          ranks.last - start, firstAt(job.lines(), isDone) - start};
+                          allRunningAt(pods.lines(), workers) - start,
+                          ranks.first - start,
+                          ranks.last - start,
+                          firstAt(job.lines(), isDone) - start,
+                          {}};
+    if (resource == "ipujob") {
+      LaunchPhases phases = launchPhasesIn(logs);
+      for (double* phase : {&phases.runtimeFirstLine, &phases.agentsWaitStarted, &phases.agentsAnswered,
+                            &phases.launcherStarted})
+        *phase -= start;
+      milestones.launch = phases;
+    }
     kubectl({"delete", resource, name, "--wait=true", "--timeout", "60s"});
     EXPECT_TRUE(eventually(
         [&] {
@@ -269,7 +334,7 @@ class StartLatencyBench : public OperatorOnRealNodeTest {
         "ipujob", name, jobRunning(name, Json::array({"python3", "-c", kAllreduce}), spec, debianMpi()),
         "graphcore.ai/ipujob=" + name, "{.status.phase}", "Succeeded",
         [&] {
-          return kubectl({"logs", name + "-worker-0", "-c", "train"}).out;
+          return kubectl({"logs", "--timestamps", name + "-worker-0", "-c", "train"}).out;
         },
         workers);
   }
@@ -336,7 +401,10 @@ TEST_F(StartLatencyBench, FromCreateToFirstRankAgainstTheMpiOperator) {
   std::ostringstream table;
   table << std::fixed << std::setprecision(2);
   table << "start latency, seconds from kubectl create (median [min-max] of " << runs << ")\n";
-  for (const Setup& setup : {Setup{"init-container"}, Setup{"image-volume"}, Setup{"image-volume", true}}) {
+  const auto setups = setupsToRun();
+  ASSERT_FALSE(setups.empty()) << "IPU_BENCH_START_SETUPS names none of init-container, image-volume, "
+                                  "pods-while-activating";
+  for (const Setup& setup : setups) {
     if (setup != setup_) restartOursWith(setup);
     if (HasFatalFailure()) return;
     for (int workers : {2, 4}) {
@@ -377,6 +445,13 @@ TEST_F(StartLatencyBench, FromCreateToFirstRankAgainstTheMpiOperator) {
         }
         table << "\n";
       }
+      const Json& phases = oursJson["launch_phases"];
+      table << "           ipu-operator's worker 0, medians: first ipu-runtime line "
+            << median(phases, "runtime_first_line_seconds") << ", agents wait started "
+            << median(phases, "agents_wait_started_seconds") << ", agents answered "
+            << median(phases, "agents_answered_seconds") << ", launcher started "
+            << median(phases, "launcher_started_seconds") << ", first rank up "
+            << median(oursJson, "first_rank_output_seconds") << "\n";
     }
   }
   const Json result = {{"benchmark", "start_latency"},

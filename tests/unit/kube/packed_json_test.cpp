@@ -67,6 +67,15 @@ TEST(PackedJsonTest, StringsThatLookLikeCodesOrUuidsStayAsWritten) {
   expectRoundTrip(Json("ffffffff-ffff-ffff-ffff-ffffffffffff"));
 }
 
+// A tenant's IPUJob may carry free-form fields (its template's metadata) as deep as the API server decodes:
+// 10,000 levels. The cache packs and unpacks them like any other object.
+TEST(PackedJsonTest, ValuesAsDeepAsTheApiServerAcceptsComeBack) {
+  Json deep = Json::object();
+  for (int level = 0; level < 10000; ++level)
+    deep = level % 2 == 0 ? Json{{"a", std::move(deep)}} : Json::array({std::move(deep)});
+  expectRoundTrip(deep);
+}
+
 TEST(PackedJsonTest, ACachedWorkerPodTakesAboutHalfItsCborSize) {
   const Json pod = cachedWorkerPod();
   const auto packed = packJson(pod);

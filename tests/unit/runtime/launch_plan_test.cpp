@@ -213,6 +213,58 @@ TEST(LaunchPlanTest, OpenMpiIsKeptToTheInterfacesThatReachThePeersUnlessTheUserC
       << "the user's own launcher line wins";
 }
 
+TEST(LaunchPlanTest, OpenMpiSkipsItsCmLayerWhereNoFabricCouldUseItUnlessTheUserChose) {
+  const std::vector<std::string> command{"python3", "train.py"};
+  const Environment skipCm{{"OMPI_MCA_pml", "^cm"}};
+  EXPECT_EQ(mpiMessagingEnvironment({}, environment({}), command), skipCm);
+  EXPECT_TRUE(mpiMessagingEnvironment({.fabricDevices = true}, environment({}), command).empty())
+      << "an RDMA, Omni-Path or InfiniPath device: OpenMPI's own choice";
+
+  for (const char* variable : {"OMPI_MCA_pml", "OMPI_MCA_mtl"}) {
+    EXPECT_TRUE(mpiMessagingEnvironment({}, environment({{variable, "ucx"}}), command).empty()) << variable;
+  }
+  for (const std::vector<std::string>& chosen : std::vector<std::vector<std::string>>{
+           {"mpirun", "--mca", "pml", "ucx", "-np", "2", "prog"},
+           {"mpirun", "-mca", "mtl", "ofi", "prog"},
+           {"mpirun", "--gmca", "pml", "ob1", "prog"},
+           {"mpirun", "-x", "OMPI_MCA_pml=ucx", "prog"},
+           {"sh", "-c", "export OMPI_MCA_mtl=psm2; mpirun prog"},
+           {"sh", "-c", "mpirun --mca pml cm\nprog"},
+           {"poprun", "--mpi-global-args=--mca pml ucx --tag-output", "--", "prog"}}) {
+    EXPECT_TRUE(mpiMessagingEnvironment({}, environment({}), chosen).empty()) << shellJoin(chosen);
+  }
+  EXPECT_EQ(mpiMessagingEnvironment({}, environment({}), {"python3", "pml.py", "--mca", "btl", "tcp,self"}),
+            skipCm)
+      << "other parameters, and pml as a word elsewhere, are no choice of a messaging layer";
+
+  EXPECT_EQ(
+      mpiMessagingEnvironment({.parameterFiles = {"# pml = ucx\nbtl_tcp_if_include = eth0\npmlx = 1\n"}},
+                              environment({}), command),
+      skipCm);
+}
+
+TEST(LaunchPlanTest, OpenMpisParameterFilesKeepWhatTheyLeftOutAndWinWhenTheyChoose) {
+  const std::vector<std::string> command{"python3", "train.py"};
+  // Debian 12's own /etc/openmpi/openmpi-mca-params.conf.
+  const std::string debian =
+      "btl_base_warn_component_unused=0\nmtl = ^ofi\nbtl = ^uct,openib,ofi\n"
+      "pml = ^ucx\nosc = ^ucx,pt2pt\n";
+  EXPECT_EQ(mpiMessagingEnvironment({.parameterFiles = {debian}}, environment({}), command),
+            (Environment{{"OMPI_MCA_pml", "^ucx,cm"}}))
+      << "the variable replaces the file's value: ucx stays out";
+  EXPECT_EQ(
+      mpiMessagingEnvironment({.parameterFiles = {debian, "pml = ^ucx,v \n"}}, environment({}), command),
+      (Environment{{"OMPI_MCA_pml", "^ucx,v,cm"}}))
+      << "the user's file, read last, wins";
+  EXPECT_TRUE(
+      mpiMessagingEnvironment({.parameterFiles = {"pml = ^cm,ucx"}}, environment({}), command).empty());
+  EXPECT_TRUE(
+      mpiMessagingEnvironment({.parameterFiles = {debian, "pml = ucx"}}, environment({}), command).empty())
+      << "layers named to be used: cm is loaded only when named";
+  EXPECT_TRUE(mpiMessagingEnvironment({.parameterFiles = {"mtl = psm2"}}, environment({}), command).empty())
+      << "an MTL named to be used is a choice of cm";
+}
+
 TEST(LaunchSummaryTest, TheRuntimesOwnLauncherIsOneLineWithTheProgramOnce) {
   LaunchInputs inputs = twoWorkers();
   inputs.command = {"python3", "-c", std::string(400, 'x')};
