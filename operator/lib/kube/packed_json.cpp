@@ -254,6 +254,10 @@ int hexDigit(char c) {
   return -1;  // upper case too: it would not come back as written
 }
 
+// How deep a Kubernetes object usually nests (a pod's container's env's valueFrom's secretKeyRef's key is 7):
+// room for that many open containers from the start.
+constexpr std::size_t kUsualDepth = 12;
+
 bool isUuidDash(std::size_t i) {
   return i == 8 || i == 13 || i == 18 || i == 23;
 }
@@ -262,7 +266,42 @@ class Writer {
  public:
   std::vector<std::uint8_t> take() && { return std::move(out_); }
 
-  void value(const Json& v) {
+  // Depth-first without recursion: a tenant's object may nest as deep as the API server accepts (10,000
+  // levels), deeper than a thread's stack holds frames for.
+  void value(const Json& root) {
+    struct Open {
+      const Json* container;
+      Json::const_iterator next;
+    };
+    std::vector<Open> open;
+    open.reserve(kUsualDepth);
+    const Json* item = &root;
+    for (;;) {
+      if (item != nullptr) {
+        if (item->is_array() || item->is_object()) {
+          byte(item->is_array() ? kArray : kObject);
+          varint(item->size());
+          open.push_back({item, item->cbegin()});
+        } else {
+          scalar(*item);
+        }
+        item = nullptr;
+      }
+      if (open.empty()) return;
+      Open& top = open.back();
+      if (top.next == top.container->cend()) {
+        open.pop_back();
+        continue;
+      }
+      if (top.container->is_object()) string(top.next.key());
+      item = &*top.next;
+      ++top.next;
+    }
+  }
+
+ private:
+  // Anything but an array or an object.
+  void scalar(const Json& v) {
     switch (v.type()) {
       case Json::value_t::null:
       case Json::value_t::discarded:
@@ -291,18 +330,8 @@ class Writer {
         string(v.get_ref<const std::string&>());
         return;
       case Json::value_t::array:
-        byte(kArray);
-        varint(v.size());
-        for (const Json& element : v) value(element);
-        return;
       case Json::value_t::object:
-        byte(kObject);
-        varint(v.size());
-        for (const auto& [key, member] : v.items()) {
-          string(key);
-          value(member);
-        }
-        return;
+        throw PackedJsonError("packed JSON: a container written as a scalar");
       case Json::value_t::binary: {
         const auto& binary = v.get_binary();
         byte(kBinary);
@@ -315,7 +344,6 @@ class Writer {
     }
   }
 
- private:
   void byte(std::uint8_t b) { out_.push_back(b); }
 
   void varint(std::uint64_t n) {
@@ -362,8 +390,39 @@ class Reader {
 
   bool done() const { return at_ == in_.size(); }
 
+  // Without recursion, as Writer::value: each item is read straight into its place in the tree. The places
+  // stay put while their containers fill: an array has room for all its items from the start, and an
+  // object's members are nodes of a map.
   Json value() {
-    const std::uint8_t tag = byte();
+    struct Open {
+      Json* container;
+      std::uint64_t left;  // items still to read
+    };
+    std::vector<Open> open;
+    open.reserve(kUsualDepth);
+    Json root;
+    Json* slot = &root;
+    for (;;) {
+      const std::uint8_t tag = byte();
+      if (tag == kArray || tag == kObject) {
+        const std::uint64_t count = countOfAtLeastOneByteEach();
+        *slot = tag == kArray ? Json::array() : Json::object();
+        if (tag == kArray) slot->get_ref<Json::array_t&>().reserve(count);
+        if (count > 0) open.push_back({slot, count});
+      } else {
+        *slot = scalar(tag);
+      }
+      while (!open.empty() && open.back().left == 0) open.pop_back();
+      if (open.empty()) return root;
+      Open& top = open.back();
+      --top.left;
+      slot = top.container->is_array() ? &top.container->emplace_back() : &(*top.container)[string(byte())];
+    }
+  }
+
+ private:
+  // Anything but an array or an object, from its tag on.
+  Json scalar(std::uint8_t tag) {
     switch (tag) {
       case kNull:
         return nullptr;
@@ -382,22 +441,6 @@ class Reader {
         for (int shift = 0; shift < 64; shift += 8) bits |= static_cast<std::uint64_t>(byte()) << shift;
         return std::bit_cast<double>(bits);
       }
-      case kArray: {
-        const std::uint64_t count = countOfAtLeastOneByteEach();
-        Json array = Json::array();
-        array.get_ref<Json::array_t&>().reserve(count);
-        for (std::uint64_t i = 0; i < count; ++i) array.push_back(value());
-        return array;
-      }
-      case kObject: {
-        const std::uint64_t count = countOfAtLeastOneByteEach();
-        Json object = Json::object();
-        for (std::uint64_t i = 0; i < count; ++i) {
-          std::string key = string(byte());
-          object[std::move(key)] = value();
-        }
-        return object;
-      }
       case kBinary: {
         const std::uint8_t hasSubtype = byte();
         if (hasSubtype > 1) throw PackedJsonError("packed JSON: a binary value's subtype flag is not 0 or 1");
@@ -411,7 +454,6 @@ class Reader {
     }
   }
 
- private:
   std::string string(std::uint8_t tag) {
     if (tag >= kFirstCode) {
       const std::size_t index = tag - kFirstCode;

@@ -214,5 +214,43 @@ TEST_F(WatchIntegrationTest, PagesAndEventsLargerThanTheClientHoldsAreBoundedNot
   EXPECT_EQ((*informer.store().get(ns(), "big3"))["metadata"]["resourceVersion"], before);
 }
 
+// A tenant's IPUJob may nest its free-form fields (the template's metadata) as deep as the API server decodes
+// JSON, 10,000 levels in all: a packed cache (kube/packed_json.h) holds it whole and gives it back.
+TEST_F(WatchIntegrationTest, APackedCacheHoldsAJobNestedAsDeepAsTheApiServerAccepts) {
+  ASSERT_EQ(TestCluster::get().installCrdsOnce(), "") << "the CRDs could not be installed";
+  constexpr int kDepth = 9990;  // with the 5 levels above the field and the API server's limit of 10,000
+  Json deep = "bottom";
+  for (int level = 0; level < kDepth; ++level) deep = Json{{"a", std::move(deep)}};
+  Json job = {{"apiVersion", "graphcore.ai/v1alpha1"},
+              {"kind", "IPUJob"},
+              {"metadata", {{"name", "deep"}}},
+              {"spec",
+               {{"ipusPerJobInstance", "1"},
+                {"workers",
+                 {{"template",
+                   {{"metadata", {{"deep", std::move(deep)}}},
+                    {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}}}}}}}};
+  const ResourceRef ipuJobs{"graphcore.ai", "v1alpha1", "ipujobs", true};
+  auto created = client().create(ipuJobs, ns(), job);
+  ASSERT_TRUE(created.ok()) << created.error().toString();
+
+  kube::Informer informer(client(), ipuJobs, ns());
+  informer.setStoreLayout(kube::StoreLayout::kPacked);
+  informer.start();
+  ASSERT_TRUE(informer.waitForSync(30s));
+  const auto cachedJob = informer.store().get(ns() + "/deep");
+  ASSERT_TRUE(cachedJob);
+  const Json* at = &cachedJob->at("spec").at("workers").at("template").at("metadata").at("deep");
+  int levels = 0;
+  while (at->is_object()) {
+    ASSERT_TRUE(at->contains("a")) << "at level " << levels;
+    at = &at->at("a");
+    ++levels;
+  }
+  EXPECT_EQ(levels, kDepth);
+  EXPECT_EQ(*at, "bottom");
+  EXPECT_EQ(informer.errorCount(), 0u);
+}
+
 }  // namespace
 }  // namespace ipu::testing
