@@ -97,6 +97,10 @@ TEST_F(OperatorOnRealNodeTest, TwoWorkerPodsOfOneInstanceRunARealAllreduce) {
                                "OMPI_MCA_oob_tcp_if_include"),
             std::string::npos)
       << launchLog.out;
+  // No fabric device in these pods: OpenMPI's cm layer left out, Debian's own exclusion of ucx kept.
+  EXPECT_NE(launchLog.out.find("OpenMPI without its cm messaging layer (OMPI_MCA_pml=^ucx,cm)"),
+            std::string::npos)
+      << launchLog.out;
 }
 
 // A name with a leading digit and dots, too long for a hostname or a Service: the pods keep the names users
